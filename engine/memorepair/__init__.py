@@ -1,0 +1,1 @@
+"""MemoRepair: barrier-first cascade repair for agent memory in Neo4j."""
