@@ -71,6 +71,10 @@ class CandidateFamily:
         return [c for c in self.candidates if c.mode is not Mode.REMOVE]
 
 
+#: Mode of an input not decided yet: only possible on an (invalid) influence cycle.
+_PENDING = (Mode.REGEN, "")
+
+
 def table_key(kind: Kind, arch: Arch | None) -> str:
     return f"skill.{arch.value}" if kind is Kind.SKILL and arch else kind.value
 
@@ -99,25 +103,30 @@ def build_candidates(
             return "invalid" if event_type is EventType.DELETE else "replacement"
         return "retained" if served_outside.get(uid, False) else "invalid"
 
+    by_uid = {n.uid: n for n in descendants}
     modes: dict[str, tuple[Mode, str]] = {}
-    for node in descendants:
-        classes = [support_class(u) for u in node.inputs]
-        usable = sum(1 for c in classes if c != "invalid")
-        modes[node.uid] = _mode(node, classes, usable)
+    for uid in _input_first(descendants, in_descendants):
+        node = by_uid[uid]
+        classes = [
+            "removed" if c == "affected" and modes.get(u, _PENDING)[0] is Mode.REMOVE else c
+            for u, c in ((u, support_class(u)) for u in node.inputs)
+        ]
+        modes[uid] = _mode(node, classes)
 
     index = {n.uid: i for i, n in enumerate(descendants)}
     candidates: list[Candidate] = []
     edges: list[tuple[int, int]] = []
     for node in descendants:
         mode, reason = modes[node.uid]
-        requires = tuple(u for u in node.inputs if u in in_descendants)
+        # P_i: the affected inputs whose successors the operator consumes. A removed
+        # descendant is dropped from a regen/param support like a deleted root; a replay
+        # that needs one was given mode remove above, so P_i never leaves D+.
+        requires = tuple(
+            u for u in node.inputs if u in in_descendants and modes[u][0] is not Mode.REMOVE
+        )
         executable = mode is not Mode.REMOVE
-        if executable:
-            needs_removed = [u for u in requires if modes[u][0] is Mode.REMOVE]
-            if needs_removed:
-                executable, reason = False, f"needs removed descendants {needs_removed}"
-            elif not operator_available(mode, node):
-                executable, reason = False, f"no {mode.value} operator accepts this artifact"
+        if executable and not operator_available(mode, node):
+            executable, reason = False, f"no {mode.value} operator accepts this artifact"
         key = table_key(node.kind, node.arch)
         candidates.append(
             Candidate(
@@ -129,11 +138,11 @@ def build_candidates(
                 reason=reason,
                 value=node.value if node.value is not None else default_value(key),
                 cost=node.repair_cost if node.repair_cost is not None else default_cost(key),
-                requires=requires,
+                requires=requires if mode is not Mode.REMOVE else (),
             )
         )
         if mode is not Mode.REMOVE:
-            edges += [(index[u], index[node.uid]) for u in requires if modes[u][0] is not Mode.REMOVE]
+            edges += [(index[u], index[node.uid]) for u in requires]
     cyclic = _on_cycles(len(candidates), edges)
     if cyclic:
         candidates = [
@@ -144,10 +153,13 @@ def build_candidates(
     return CandidateFamily(tuple(candidates), tuple(edges), root_vids, index)
 
 
-def _mode(node: CascadeNode, classes: Sequence[str], usable: int) -> tuple[Mode, str]:
+def _mode(node: CascadeNode, classes: Sequence[str]) -> tuple[Mode, str]:
+    usable = sum(1 for c in classes if c not in ("invalid", "removed"))
     if node.replayable:
         if "invalid" in classes:
             return Mode.REMOVE, "replay recipe consumes invalidated support"
+        if "removed" in classes:
+            return Mode.REMOVE, "replay recipe consumes a removed descendant"
         return Mode.RECOMPUTE, "replayable: recompute from its recipe"
     if node.kind is Kind.SUMMARY or (
         node.kind is Kind.SKILL and node.arch in (Arch.PROMPT, Arch.CHAIN)
@@ -160,6 +172,27 @@ def _mode(node: CascadeNode, classes: Sequence[str], usable: int) -> tuple[Mode,
             return Mode.REMOVE, "empty retain partition: nothing to retrain on"
         return Mode.PARAM, "retrain on the retain partition"
     return Mode.REMOVE, f"no repair mode for a derived {node.kind.value} without a recipe"
+
+
+def _input_first(nodes: Sequence[CascadeNode], inside: set[str]) -> list[str]:
+    """Descendants with every affected input before its dependents (cycles appended last)."""
+    pending = {n.uid: sum(1 for u in set(n.inputs) if u in inside) for n in nodes}
+    children: dict[str, list[str]] = {}
+    for n in nodes:
+        for u in set(n.inputs):
+            if u in inside:
+                children.setdefault(u, []).append(n.uid)
+    ready = sorted(uid for uid, d in pending.items() if d == 0)
+    order: list[str] = []
+    while ready:
+        uid = ready.pop()
+        order.append(uid)
+        for child in children.get(uid, ()):
+            pending[child] -= 1
+            if pending[child] == 0:
+                ready.append(child)
+    seen = set(order)
+    return order + sorted(uid for uid in pending if uid not in seen)
 
 
 def _not_executable(c: Candidate, reason: str) -> Candidate:

@@ -21,9 +21,9 @@ from memorepair.model import NS_PATTERN
 DEFAULT_VALUES: dict[str, float] = {
     "record": 1.0,
     "cache": 2.0,
-    "summary": 3.0,
-    "skill.prompt": 4.0,
-    "skill.chain": 5.0,
+    "summary": 4.0,
+    "skill.prompt": 5.0,
+    "skill.chain": 6.0,
     "skill.neural": 6.0,
 }
 DEFAULT_COSTS: dict[str, float] = {
@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     start_timeout_s: float = Field(default=120.0, gt=0)
 
     # --- repair ----------------------------------------------------------------------
-    lam: float = Field(default=0.5, ge=0, le=1e9, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
+    lam: float = Field(default=1.0, ge=0, le=1e9, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
     selector: Literal["mincut", "greedy", "all"] = "mincut"
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Field(default=200_000, ge=0)

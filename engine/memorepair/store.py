@@ -59,7 +59,14 @@ class Store:
             uri = settings.local_uri
             auth = (settings.neo4j_username, server.password()) if settings.local_auth else None
         try:
-            driver = GraphDatabase.driver(uri, auth=auth, max_connection_pool_size=50)
+            driver = GraphDatabase.driver(
+                uri,
+                auth=auth,
+                max_connection_pool_size=50,
+                # Planner hints (unknown label on an empty database...) are not errors;
+                # they would only flood the operator's terminal.
+                notifications_min_severity="OFF",
+            )
         except (ValueError, neo4j_errors.ConfigurationError) as exc:
             raise ConfigError(f"NEO4J_URI {uri!r} is not usable: {exc}") from exc
         store = cls(settings, driver, uri)
