@@ -5,4 +5,4 @@ MATCH (a:Live:Artifact {ns: $ns})
 OPTIONAL MATCH (a)-[r:RELATED]->(b:Live)
 RETURN a {.uid, .version, .kind, .arch, .content, .value, .repair_cost, .recipe, .meta,
           .inputs} AS artifact, collect(b.uid) AS related
-ORDER BY a.uid
+ORDER BY artifact.uid

@@ -191,8 +191,9 @@ class MemoryStore:
         return audit.stale_served(self.store, self.ns)
 
     # ---- plugins ------------------------------------------------------------------------
-    def register_operator(self, operator: Operator) -> None:
-        self.registry.register_operator(operator)
+    def register_operator(self, operator: Operator, *, first: bool = False) -> None:
+        """Add an operator; `first=True` lets it take precedence over the built-ins."""
+        self.registry.register_operator(operator, first=first)
 
     def register_executor(self, name: str, executor: Executor) -> None:
         self.registry.register_executor(name, executor)

@@ -393,6 +393,80 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
         sys.exit(4)
 
 
+# ---- the demo and the benchmarks ---------------------------------------------------------
+@cli.command("demo")
+@click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
+@JSON_OPTION
+@click.pass_context
+def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
+    """Repair the included sample memory: one delete, one correct, one migrate event.
+
+    Loads a small travel agent's memory (records, tool-call caches, summaries, prompt,
+    chain and neural skills) into the namespace 'demo' (or --ns), then fires the three
+    sample events in turn and prints what each withdrew, republished and removed, and its
+    cost against Repair-all. Ends with the barrier check over the whole namespace.
+    """
+    from memorepair import sample
+
+    ctx.obj["ns"] = ctx.obj.get("ns") or "demo"
+    results: list[dict[str, Any]] = []
+    with _memory(ctx) as memory:
+        memory.apply_schema()
+        memory.clear()
+        imported = memory.import_file(sample.path("memory.jsonl"))
+        if not as_json:
+            click.echo(f"sample memory: {imported.written} artifacts in namespace '{memory.ns}' "
+                       f"on {memory.store.uri}\n")
+        for name in sample.EVENTS:
+            spec = memory.event(sample.path(name))
+            if not as_json:
+                click.echo(f"$ memorepair repair {name}   # {spec.reason}")
+            report = memory.repair(spec, progress=_Progress(quiet=True)).as_dict()
+            results.append(report)
+            if not as_json:
+                _print_report(report)
+                click.echo("")
+        stale = memory.stale_served()
+        counts = memory.counts()
+        if not keep:
+            memory.clear()
+    data = {"events": results, "stale_served": stale, "artifacts": counts}
+
+    def human() -> None:
+        click.echo("artifacts by visibility: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+        click.echo("barrier check: " + ("ok, nothing served depends on invalidated support"
+                                        if not stale else f"FAILED: {len(stale)} stale artifacts"))
+
+    _emit(data, as_json, human)
+    if stale:
+        sys.exit(4)
+
+
+@cli.group()
+def bench() -> None:
+    """Benchmarks and the evaluation: they print figures (nothing here is a test)."""
+
+
+@bench.command("perf", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bench_perf(args: tuple[str, ...]) -> None:
+    """Per-phase timings on synthetic memories and side-by-side ratios (`bench perf -h`)."""
+    from memorepair.bench.perf import main as perf_main
+
+    sys.exit(perf_main(list(args)))
+
+
+@bench.command("eval", context_settings={"ignore_unknown_options": True})
+@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+def bench_eval(args: tuple[str, ...]) -> None:
+    """The paper's table on BFCL tool-use data (needs `make eval`'s extra; `bench eval -h`)."""
+    try:
+        from memorepair.bench.bfcl.eval import main as eval_main
+    except ImportError as exc:
+        raise InputError(f"the evaluation needs the bench extra ({exc}); run `make eval`") from exc
+    sys.exit(eval_main(list(args)))
+
+
 def main() -> None:
     debug = "--debug" in sys.argv
     try:
