@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from memorepair.interchange import Memory, dump_lines, parse_event, read_event, 
 from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.registry import OperatorRegistry, load_registry
+from memorepair.repair import Plan, Progress, RepairReport, Selector
 from memorepair.settings import Settings, load_settings
 from memorepair.store import Store
 
@@ -74,10 +74,13 @@ class MemoryStore:
         items: Iterable[ArtifactIn | EdgeIn],
         progress: Callable[[int, int], None] = lambda done, total: None,
     ) -> recording.ImportReport:
-        artifacts = []
-        edges = []
+        artifacts: list[ArtifactIn] = []
+        edges: list[EdgeIn] = []
         for item in items:
-            (artifacts if isinstance(item, ArtifactIn) else edges).append(item)
+            if isinstance(item, ArtifactIn):
+                artifacts.append(item)
+            else:
+                edges.append(item)
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(self.store, self.ns, memory, progress=progress)
@@ -123,28 +126,37 @@ class MemoryStore:
             spec = spec.model_copy(update={"ns": self.ns})
         return spec
 
-    def plan(self, event: EventLike, *, lam: float | None = None,
-             selector: repair.Selector | None = None) -> repair.Plan:
+    def plan(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> Plan:
         return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
 
     def repair(
         self,
         event: EventLike,
         *,
-        selector: repair.Selector | None = None,
+        selector: Selector | None = None,
         lam: float | None = None,
-        progress: repair.Progress = lambda phase, done, total: None,
-    ) -> repair.RepairReport:
+        progress: Progress = lambda phase, done, total: None,
+    ) -> RepairReport:
         return repair.run(
-            self.store, self.registry, self.event(event), selector=selector, lam=lam,
-            progress=progress, options=self._options(),
+            self.store,
+            self.registry,
+            self.event(event),
+            selector=selector,
+            lam=lam,
+            progress=progress,
+            options=self._options(),
         )
 
-    def resume(self, event_id: str | None = None,
-               progress: repair.Progress = lambda phase, done, total: None) -> list[repair.RepairReport]:
+    def resume(
+        self,
+        event_id: str | None = None,
+        progress: Progress = lambda phase, done, total: None,
+    ) -> list[RepairReport]:
         return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
 
-    def report(self, event_id: str) -> repair.RepairReport:
+    def report(self, event_id: str) -> RepairReport:
         return repair.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
@@ -163,11 +175,15 @@ class MemoryStore:
         if related:
             if uid is None:
                 raise InputError("related retrieval needs a uid")
-            rows = self.store.read("serving/retrieve_related", key=artifact_key(self.ns, uid), limit=limit)
+            rows = self.store.read(
+                "serving/retrieve_related", key=artifact_key(self.ns, uid), limit=limit
+            )
         elif uid is not None:
             rows = self.store.read("serving/retrieve_uid", key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.read("serving/retrieve", ns=self.ns, kind=kind, text=text, limit=limit)
+            rows = self.store.read(
+                "serving/retrieve", ns=self.ns, kind=kind, text=text, limit=limit
+            )
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
 
     # ---- audit ------------------------------------------------------------------------

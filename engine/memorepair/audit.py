@@ -19,7 +19,9 @@ def events(store: Store, ns: str) -> list[dict[str, Any]]:
 def event_sets(store: Store, ns: str, event_id: str) -> dict[str, list[dict[str, Any]]]:
     """One event's withdrawn cascade by outcome (published, removed, failed, ...)."""
     if not store.read("events/get_event", key=f"{ns}/{event_id}"):
-        raise InputError(f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)")
+        raise InputError(
+            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
+        )
     rows = store.read("audit/event_sets", ns=ns, event=event_id)
     return {row["outcome"]: sorted(row["artifacts"], key=lambda a: a["uid"]) for row in rows}
 

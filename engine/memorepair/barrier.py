@@ -18,9 +18,9 @@ import json
 import time
 from dataclasses import dataclass
 
+from memorepair.codec import canonical_json
 from memorepair.errors import CascadeBusyError, UnknownArtifactError
 from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
-from memorepair.codec import canonical_json
 from memorepair.store import Store, Tx
 
 
@@ -71,7 +71,8 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: unknown roots {missing}" if missing
+            f"event {spec.id!r}: unknown roots {missing}"
+            if missing
             else f"event {spec.id!r}: roots {deleted} were already deleted"
         )
     withdrawn: set[str] = set()
@@ -81,8 +82,10 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
         if cascade:
             reach = tx.run("barrier/reach_cascade", keys=root_keys)
         else:
-            reach = [{"key": k, "held_by": roots[k]["held_by"], "withdrawn": not roots[k]["live"]}
-                     for k in root_keys]
+            reach = [
+                {"key": k, "held_by": roots[k]["held_by"], "withdrawn": not roots[k]["live"]}
+                for k in root_keys
+            ]
         _refuse_if_busy(tx, spec, reach)
         new = sorted(row["key"] for row in reach if row["key"] not in withdrawn)
         if not new:
@@ -104,7 +107,11 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
 def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, reach: list[dict[str, object]]) -> None:
     key = event_key(spec.ns, spec.id)
     holders = sorted(
-        {str(row["held_by"]) for row in reach if row["withdrawn"] and row["held_by"] not in (None, key)}
+        {
+            str(row["held_by"])
+            for row in reach
+            if row["withdrawn"] and row["held_by"] not in (None, key)
+        }
     )
     if not holders:
         return
@@ -120,7 +127,9 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, reach: list[dict[str, object]
 def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
     ns = spec.ns
     keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {row["key"]: int(row["version"]) for row in tx.run("execution/max_versions", keys=keys)}
+    latest = {
+        row["key"]: int(row["version"]) for row in tx.run("execution/max_versions", keys=keys)
+    }
     rows = []
     for uid in spec.roots:
         k = artifact_key(ns, uid)

@@ -6,10 +6,11 @@ bad input); `--debug` shows the trace. Every command that prints data takes `--j
 
 from __future__ import annotations
 
+import importlib
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from typing import Any
 import click
 
 from memorepair.errors import InputError, MemoRepairError
+from memorepair.repair import Selector
 from memorepair.settings import Settings, load_settings
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -27,6 +29,15 @@ def _emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
         click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
     else:
         human()
+
+
+def _lines(lines: Iterable[str], empty: str = "") -> None:
+    printed = False
+    for line in lines:
+        click.echo(line)
+        printed = True
+    if not printed and empty:
+        click.echo(empty)
 
 
 class _Progress:
@@ -48,8 +59,12 @@ class _Progress:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.option("--ns", envvar="MEMOREPAIR_NAMESPACE", default=None,
-              help="Namespace (tenant) to work in [env MEMOREPAIR_NAMESPACE; default 'default'].")
+@click.option(
+    "--ns",
+    envvar="MEMOREPAIR_NAMESPACE",
+    default=None,
+    help="Namespace (tenant) to work in [env MEMOREPAIR_NAMESPACE; default 'default'].",
+)
 @click.option("--debug", is_flag=True, help="Show the full trace on errors.")
 @click.version_option(package_name="memorepair")
 @click.pass_context
@@ -112,7 +127,9 @@ def neo4j_start(as_json: bool) -> None:
     from memorepair.local_server import LocalServer
 
     status = LocalServer(_settings()).start(progress=lambda m: click.echo(m, err=True))
-    _emit(status.as_dict(), as_json, lambda: click.echo(f"running at {status.uri} (pid {status.pid})"))
+    _emit(
+        status.as_dict(), as_json, lambda: click.echo(f"running at {status.uri} (pid {status.pid})")
+    )
 
 
 @neo4j.command("stop")
@@ -122,8 +139,11 @@ def neo4j_stop(as_json: bool) -> None:
     from memorepair.local_server import LocalServer
 
     stopped = LocalServer(_settings()).stop()
-    _emit({"stopped": stopped}, as_json,
-          lambda: click.echo("stopped" if stopped else "was not running"))
+    _emit(
+        {"stopped": stopped},
+        as_json,
+        lambda: click.echo("stopped" if stopped else "was not running"),
+    )
 
 
 @neo4j.command("status")
@@ -133,9 +153,14 @@ def neo4j_status(as_json: bool) -> None:
     from memorepair.local_server import LocalServer
 
     status = LocalServer(_settings()).status()
-    _emit(status.as_dict(), as_json, lambda: click.echo(
-        f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
-        f"home {status.home}" + (f"  pid {status.pid}" if status.pid else "")))
+    _emit(
+        status.as_dict(),
+        as_json,
+        lambda: click.echo(
+            f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
+            f"home {status.home}" + (f"  pid {status.pid}" if status.pid else "")
+        ),
+    )
     if not status.running:
         sys.exit(3)
 
@@ -169,10 +194,15 @@ def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
     progress = _Progress(quiet=as_json)
     with _memory(ctx) as memory:
         report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
-    _emit(report.as_dict(), as_json, lambda: click.echo(
-        f"imported {report.written} artifacts ({report.live} live, "
-        f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
-        f"{report.related} related edges"))
+    _emit(
+        report.as_dict(),
+        as_json,
+        lambda: click.echo(
+            f"imported {report.written} artifacts ({report.live} live, "
+            f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
+            f"{report.related} related edges"
+        ),
+    )
 
 
 @cli.command("export")
@@ -187,11 +217,18 @@ def export(ctx: click.Context, file: Path) -> None:
 
 # ---- repair ----------------------------------------------------------------------------
 _SELECTOR = click.option(
-    "--selector", type=click.Choice(["mincut", "greedy", "all", "none"]), default=None,
+    "--selector",
+    type=click.Choice(["mincut", "greedy", "all", "none"]),
+    default=None,
     help="mincut (exact, default), greedy, all (Repair-all) or none (no cascade repair).",
 )
-_LAMBDA = click.option("--lambda", "lam", type=float, default=None,
-                       help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].")
+_LAMBDA = click.option(
+    "--lambda",
+    "lam",
+    type=float,
+    default=None,
+    help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].",
+)
 
 
 @cli.command("plan")
@@ -200,11 +237,12 @@ _LAMBDA = click.option("--lambda", "lam", type=float, default=None,
 @_LAMBDA
 @JSON_OPTION
 @click.pass_context
-def plan_cmd(ctx: click.Context, event: Path, selector: str | None, lam: float | None,
-             as_json: bool) -> None:
+def plan_cmd(
+    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+) -> None:
     """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing."""
     with _memory(ctx) as memory:
-        plan = memory.plan(event, lam=lam, selector=selector)  # type: ignore[arg-type]
+        plan = memory.plan(event, lam=lam, selector=selector)
     data = plan.as_dict()
 
     def human() -> None:
@@ -213,17 +251,22 @@ def plan_cmd(ctx: click.Context, event: Path, selector: str | None, lam: float |
         for c in data["candidates"]:
             mark = "x" if c["selected"] else " "
             run = "" if c["executable"] else f"  (not executable: {c['reason']})"
-            click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} w={c['value']:<6g} c={c['cost']:<6g}{run}")
-        click.echo(f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
-                   f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
-                   f"{data['repair_all_cost']:g}")
+            figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
+            click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
+        click.echo(
+            f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
+            f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
+            f"{data['repair_all_cost']:g}"
+        )
 
     _emit(data, as_json, human)
 
 
 def _print_report(data: dict[str, Any]) -> None:
-    click.echo(f"event {data['event']} ({data['type']}): {data['status']}"
-               + (f" (resumed from {data['resumed_from']})" if data.get("resumed_from") else ""))
+    click.echo(
+        f"event {data['event']} ({data['type']}): {data['status']}"
+        + (f" (resumed from {data['resumed_from']})" if data.get("resumed_from") else "")
+    )
     click.echo(f"  withdrawn at the barrier: {data['withdrawn']}")
     for outcome, uids in data["outcomes"].items():
         if uids:
@@ -243,15 +286,20 @@ def _print_report(data: dict[str, Any]) -> None:
 @_LAMBDA
 @JSON_OPTION
 @click.pass_context
-def repair_cmd(ctx: click.Context, event: Path, selector: str | None, lam: float | None,
-               as_json: bool) -> None:
+def repair_cmd(
+    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+) -> None:
     """Run a repair event: withdraw, select, execute, validate, republish.
 
     Idempotent by event id: running the same event again after a crash resumes it.
     """
     with _memory(ctx) as memory:
-        report = memory.repair(event, selector=selector, lam=lam,  # type: ignore[arg-type]
-                               progress=_Progress(quiet=as_json))
+        report = memory.repair(
+            event,
+            selector=selector,
+            lam=lam,
+            progress=_Progress(quiet=as_json),
+        )
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
 
 
@@ -282,12 +330,22 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     with _memory(ctx) as memory:
         counts = memory.counts()
         open_events = memory.store.read("events/open_events", ns=memory.ns)
-        data = {"namespace": memory.ns, "server": memory.store.uri, "artifacts": counts,
-                "open_events": open_events}
-    _emit(data, as_json, lambda: click.echo(
-        f"namespace {data['namespace']} on {data['server']}\n  "
-        + "  ".join(f"{k} {v}" for k, v in counts.items())
-        + f"\n  open events: {', '.join(e['id'] + ' (' + e['phase'] + ')' for e in open_events) or 'none'}"))
+        data = {
+            "namespace": memory.ns,
+            "server": memory.store.uri,
+            "artifacts": counts,
+            "open_events": open_events,
+        }
+    _emit(
+        data,
+        as_json,
+        lambda: click.echo(
+            f"namespace {data['namespace']} on {data['server']}\n  "
+            + "  ".join(f"{k} {v}" for k, v in counts.items())
+            + "\n  open events: "
+            + (", ".join(f"{e['id']} ({e['phase']})" for e in open_events) or "none")
+        ),
+    )
 
 
 @cli.command("retrieve")
@@ -298,8 +356,15 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
 @click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
 @JSON_OPTION
 @click.pass_context
-def retrieve_cmd(ctx: click.Context, uid: str | None, kind: str | None, text: str | None,
-                 related: bool, limit: int, as_json: bool) -> None:
+def retrieve_cmd(
+    ctx: click.Context,
+    uid: str | None,
+    kind: str | None,
+    text: str | None,
+    related: bool,
+    limit: int,
+    as_json: bool,
+) -> None:
     """The serving read: live artifacts only (never withdrawn, staged or superseded)."""
     with _memory(ctx) as memory:
         found = memory.retrieve(uid=uid, kind=kind, text=text, related=related, limit=limit)
@@ -328,9 +393,15 @@ def audit_events(ctx: click.Context, as_json: bool) -> None:
     """Repair events of the namespace, newest first."""
     with _memory(ctx) as memory:
         rows = memory.audit_events()
-    _emit(rows, as_json, lambda: [click.echo(
-        f"{r['event']:<24} {r['type']:<8} {r['status']:<10} phase {r['phase']:<10} "
-        f"withdrawn {r['withdrawn'] or 0} published {r['published'] or 0}") for r in rows])
+    _emit(
+        rows,
+        as_json,
+        lambda: _lines(
+            f"{r['event']:<24} {r['type']:<8} {r['status']:<10} phase {r['phase']:<10} "
+            f"withdrawn {r['withdrawn'] or 0} published {r['published'] or 0}"
+            for r in rows
+        ),
+    )
 
 
 @audit.command("event")
@@ -361,9 +432,15 @@ def audit_lineage(ctx: click.Context, uid: str, as_json: bool) -> None:
     """Every version of one artifact, its inputs and the events that touched it."""
     with _memory(ctx) as memory:
         rows = memory.lineage(uid)
-    _emit(rows, as_json, lambda: [click.echo(
-        f"v{r['version']} {r['visibility']:<10} inputs {', '.join(r['inputs']) or '-'}"
-        + (f"  published by {r['published_by']}" if r["published_by"] else "")) for r in rows])
+    _emit(
+        rows,
+        as_json,
+        lambda: _lines(
+            f"v{r['version']} {r['visibility']:<10} inputs {', '.join(r['inputs']) or '-'}"
+            + (f"  published by {r['published_by']}" if r["published_by"] else "")
+            for r in rows
+        ),
+    )
 
 
 @audit.command("withdrawn")
@@ -373,9 +450,17 @@ def audit_withdrawn(ctx: click.Context, as_json: bool) -> None:
     """Current versions still withheld from serving, with the event and reason."""
     with _memory(ctx) as memory:
         rows = memory.still_withdrawn()
-    _emit(rows, as_json, lambda: [click.echo(
-        f"{r['uid']}@{r['version']}  {r['event']}  {r['outcome']}  {r['reason'] or ''}")
-        for r in rows] or click.echo("nothing is withdrawn"))
+    _emit(
+        rows,
+        as_json,
+        lambda: _lines(
+            (
+                f"{r['uid']}@{r['version']}  {r['event']}  {r['outcome']}  {r['reason'] or ''}"
+                for r in rows
+            ),
+            empty="nothing is withdrawn",
+        ),
+    )
 
 
 @audit.command("check")
@@ -385,10 +470,19 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
     """Check the barrier invariant: no live artifact has support that is not live (exit 4)."""
     with _memory(ctx) as memory:
         rows = memory.stale_served()
-    _emit(rows, as_json, lambda: click.echo(
-        "ok: no served artifact depends on withdrawn support" if not rows
-        else "\n".join(f"STALE {r['uid']}@{r['version']} <- {r['support']}@{r['support_version']} "
-                       f"({r['support_visibility']})" for r in rows)))
+    _emit(
+        rows,
+        as_json,
+        lambda: click.echo(
+            "ok: no served artifact depends on withdrawn support"
+            if not rows
+            else "\n".join(
+                f"STALE {r['uid']}@{r['version']} <- {r['support']}@{r['support_version']} "
+                f"({r['support_visibility']})"
+                for r in rows
+            )
+        ),
+    )
     if rows:
         sys.exit(4)
 
@@ -415,8 +509,10 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
         memory.clear()
         imported = memory.import_file(sample.path("memory.jsonl"))
         if not as_json:
-            click.echo(f"sample memory: {imported.written} artifacts in namespace '{memory.ns}' "
-                       f"on {memory.store.uri}\n")
+            click.echo(
+                f"sample memory: {imported.written} artifacts in namespace '{memory.ns}' "
+                f"on {memory.store.uri}\n"
+            )
         for name in sample.EVENTS:
             spec = memory.event(sample.path(name))
             if not as_json:
@@ -434,8 +530,14 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
 
     def human() -> None:
         click.echo("artifacts by visibility: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-        click.echo("barrier check: " + ("ok, nothing served depends on invalidated support"
-                                        if not stale else f"FAILED: {len(stale)} stale artifacts"))
+        click.echo(
+            "barrier check: "
+            + (
+                "ok, nothing served depends on invalidated support"
+                if not stale
+                else f"FAILED: {len(stale)} stale artifacts"
+            )
+        )
 
     _emit(data, as_json, human)
     if stale:
@@ -451,20 +553,23 @@ def bench() -> None:
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def bench_perf(args: tuple[str, ...]) -> None:
     """Per-phase timings on synthetic memories and side-by-side ratios (`bench perf -h`)."""
-    from memorepair.bench.perf import main as perf_main
-
-    sys.exit(perf_main(list(args)))
+    sys.exit(_bench_main("memorepair.bench.perf", args))
 
 
 @bench.command("eval", context_settings={"ignore_unknown_options": True})
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def bench_eval(args: tuple[str, ...]) -> None:
     """The paper's table on BFCL tool-use data (needs `make eval`'s extra; `bench eval -h`)."""
+    sys.exit(_bench_main("memorepair.bench.bfcl.eval", args))
+
+
+def _bench_main(module: str, args: tuple[str, ...]) -> int:
+    """Benchmarks load lazily: the evaluation needs the optional `bench` extra."""
     try:
-        from memorepair.bench.bfcl.eval import main as eval_main
+        entry = importlib.import_module(module).main
     except ImportError as exc:
-        raise InputError(f"the evaluation needs the bench extra ({exc}); run `make eval`") from exc
-    sys.exit(eval_main(list(args)))
+        raise InputError(f"{module} needs the bench extra ({exc}); run `make eval`") from exc
+    return int(entry(list(args)))
 
 
 def main() -> None:

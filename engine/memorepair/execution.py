@@ -87,7 +87,10 @@ def stage(
     order = topological(family, selected)
     candidates = [family.candidates[i] for i in order]
     size = store.settings.batch_size
-    previous = {row["old_vid"]: row["artifact"] for row in store.read("execution/staged_successors", event_key=key)}
+    previous = {
+        row["old_vid"]: row["artifact"]
+        for row in store.read("execution/staged_successors", event_key=key)
+    }
     old: dict[str, Artifact] = {}
     old_inputs: dict[str, list[tuple[int, Artifact]]] = {}
     for chunk in _batched([c.vid for c in candidates], size):
@@ -98,9 +101,7 @@ def stage(
             old_inputs.setdefault(row["vid"], []).append(
                 (row["pos"], artifact_from_row(row["artifact"], row["visibility"]))
             )
-    outside = sorted(
-        {u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid}
-    )
+    outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
     for chunk in _batched([artifact_key(ns, u) for u in outside], size):
         for row in store.read("execution/read_heads", keys=list(chunk)):
@@ -108,7 +109,12 @@ def stage(
             heads[artifact.uid] = artifact
     latest = {}
     for chunk in _batched([artifact_key(ns, c.uid) for c in candidates], size):
-        latest.update({r["key"]: int(r["version"]) for r in store.read("execution/max_versions", keys=list(chunk))})
+        latest.update(
+            {
+                r["key"]: int(r["version"])
+                for r in store.read("execution/max_versions", keys=list(chunk))
+            }
+        )
 
     successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
     attempts: list[Attempt] = []
@@ -116,7 +122,9 @@ def stage(
     roots = set(family.roots)
     for done, candidate in enumerate(candidates, start=1):
         artifact = old[candidate.vid]
-        ctx = _context(spec, artifact, old_inputs.get(candidate.vid, []), heads, successors, roots, options)
+        ctx = _context(
+            spec, artifact, old_inputs.get(candidate.vid, []), heads, successors, roots, options
+        )
         reused = previous.get(candidate.vid)
         if reused is not None:
             successor = Successor(
@@ -126,8 +134,14 @@ def stage(
                 meta=artifact_from_row(reused, "Staged").meta,
             )
             vid = str(reused["vid"])
-            attempt = Attempt(candidate, vid, successor, ctx, reused.get("validated"),
-                              reused.get("validation") or "")
+            attempt = Attempt(
+                candidate,
+                vid,
+                successor,
+                ctx,
+                reused.get("validated"),
+                reused.get("validation") or "",
+            )
         else:
             vid = version_id(ns, candidate.uid, latest[artifact_key(ns, candidate.uid)] + 1)
             attempt = _build(registry, candidate, artifact, ctx, vid)
@@ -192,11 +206,15 @@ def _build(
     try:
         successor = operator.build(ctx)
     except Exception as exc:  # an operator that cannot build fails this candidate only
-        return Attempt(candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}")
+        return Attempt(
+            candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}"
+        )
     allowed = {s.uid for s in ctx.support}
     stray = [u for u in successor.inputs if u not in allowed]
     if stray:
-        return Attempt(candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}")
+        return Attempt(
+            candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}"
+        )
     return Attempt(candidate, vid, successor, ctx)
 
 

@@ -35,10 +35,13 @@ class Memory:
 
 
 def _describe(exc: ValidationError) -> str:
-    return "; ".join(
-        f"field '{'.'.join(str(p) for p in err['loc']) or '(line)'}': {err['msg']}"
-        for err in exc.errors()
-    )
+    """pydantic's errors as `field 'x': message`, without its 'Value error, ' prefix."""
+    parts = []
+    for err in exc.errors():
+        message = str(err["msg"]).removeprefix("Value error, ")
+        where = ".".join(str(p) for p in err["loc"])
+        parts.append(f"field '{where}': {message}" if where else message)
+    return "; ".join(parts)
 
 
 def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
@@ -170,7 +173,9 @@ def _topological(inputs: dict[str, list[str]], by_uid: dict[str, ArtifactIn]) ->
                     next_ready.append(child)
         ready = next_ready
     if len(order) < len(inputs):
-        raise CycleError(f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, indegree))}")
+        raise CycleError(
+            f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, indegree))}"
+        )
     return order
 
 
@@ -185,13 +190,18 @@ def _a_cycle(inputs: dict[str, list[str]], indegree: dict[str, int]) -> list[str
         seen[node] = len(path)
         path.append(node)
         node = next(u for u in inputs[node] if u in left)
-    cycle = path[seen[node] :] + [node]
+    cycle = [*path[seen[node] :], node]
     return list(reversed(cycle))
 
 
-def dump_lines(artifacts: Sequence[dict[str, Any]], related: Sequence[tuple[str, str]]) -> Iterator[str]:
+def dump_lines(
+    artifacts: Sequence[dict[str, Any]], related: Sequence[tuple[str, str]]
+) -> Iterator[str]:
     for artifact in artifacts:
-        line = {"type": "artifact", **{k: v for k, v in artifact.items() if v not in (None, [], {})}}
+        line = {
+            "type": "artifact",
+            **{k: v for k, v in artifact.items() if v not in (None, [], {})},
+        }
         yield json.dumps(line, ensure_ascii=False, sort_keys=True)
     for src, dst in related:
         yield json.dumps({"type": "edge", "src": src, "dst": dst, "rel": "RELATED"}, sort_keys=True)

@@ -62,7 +62,7 @@ JVM_FLAGS = [
 
 _BOLT_MAGIC = bytes.fromhex("6060B017")
 #: Offer Bolt 5.x and 4.4; any non-zero answer means the connector is up.
-_BOLT_VERSIONS = bytes.fromhex("00080805" "00000404" "00000000" "00000000")
+_BOLT_VERSIONS = bytes.fromhex("00080805000004040000000000000000")
 
 
 @dataclass(frozen=True)
@@ -281,8 +281,15 @@ class LocalServer:
         if (self.home / "data" / "dbms" / "auth.ini").is_file():
             return
         result = subprocess.run(
-            [java, "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password",
-             self.password()],
+            [
+                java,
+                "-cp",
+                f"{self.lib}/*",
+                ADMIN_TOOL,
+                "dbms",
+                "set-initial-password",
+                self.password(),
+            ],
             capture_output=True,
             text=True,
             env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},

@@ -236,7 +236,9 @@ class RepairEventSpec(Strict):
                     f"(roots {sorted(self.roots)}, replacements for {sorted(replaced)})"
                 )
         elif self.replacements:
-            raise ValueError(f"replacements are only allowed for 'correct', not {self.type.value!r}")
+            raise ValueError(
+                f"replacements are only allowed for 'correct', not {self.type.value!r}"
+            )
         if self.type is EventType.MIGRATE and self.interface is None:
             raise ValueError("a 'migrate' event needs an 'interface' (the tool's new schema)")
         if self.type is not EventType.MIGRATE and self.interface is not None:

@@ -111,8 +111,12 @@ def publish(
         published = {a.vid for a in publishable}
         discarded = [a.vid for a in attempts if a.successor is not None and a.vid not in published]
         if discarded:
-            tx.run("publication/discard_staged", event_key=key, vids=discarded,
-                   reason="not republished (failed, blocked or input withdrawn)")
+            tx.run(
+                "publication/discard_staged",
+                event_key=key,
+                vids=discarded,
+                reason="not republished (failed, blocked or input withdrawn)",
+            )
         counts = {o: len(uids) for o, uids in outcomes.sets.items()}
         tx.run(
             "events/set_phase",
@@ -146,8 +150,11 @@ def _drop_withdrawn_inputs(
         lost = sorted(inputs & (gone | dropped))
         if lost:
             dropped.add(attempt.candidate.uid)
-            outcomes.add("input_withdrawn", attempt.candidate.uid,
-                         f"support {lost} was withdrawn by an overlapping event")
+            outcomes.add(
+                "input_withdrawn",
+                attempt.candidate.uid,
+                f"support {lost} was withdrawn by an overlapping event",
+            )
         else:
             kept.append(attempt)
     return kept
@@ -175,8 +182,13 @@ def _closing_rows(
         for uid, vid in family.root_vids.items():
             outcomes.add("root_deleted", uid)
             rows.append(
-                {"vid": vid, "outcome": "root_deleted", "detail": spec.reason, "remove": True,
-                 "erase": True}
+                {
+                    "vid": vid,
+                    "outcome": "root_deleted",
+                    "detail": spec.reason,
+                    "remove": True,
+                    "erase": True,
+                }
             )
     else:
         outcomes.sets["root_replaced"] = sorted(family.root_vids)

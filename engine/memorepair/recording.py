@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from memorepair.codec import canonical_json
@@ -74,7 +75,7 @@ def import_memory(
     try:
         for start in range(0, len(ordered), settings.batch_size):
             batch = ordered[start : start + settings.batch_size]
-            rows = store.transaction(lambda tx, batch=batch: _write_batch(tx, ns, batch))
+            rows = store.transaction(partial(_write_batch, ns=ns, batch=batch))
             written += [row["vid"] for row in rows]
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
@@ -96,7 +97,9 @@ def import_memory(
     except DatabaseError:
         if written:  # nothing half-imported: take back the batches that did commit
             for start in range(0, len(written), settings.batch_size):
-                store.write("store/delete_versions", vids=written[start : start + settings.batch_size])
+                store.write(
+                    "store/delete_versions", vids=written[start : start + settings.batch_size]
+                )
         raise
     return report
 
@@ -122,7 +125,7 @@ def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
             f"artifact {artifact.uid!r}: inputs {missing} are not current artifacts in namespace "
             f"{ns!r} (deleted, or never recorded)"
         )
-    rows = store.transaction(lambda tx: _write_batch(tx, ns, [artifact]))
+    rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact]))
     return rows[0]
 
 
@@ -162,4 +165,6 @@ def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str,
             }
         )
     tx.run("store/create_artifacts", ns=ns, rows=rows)
-    return [{"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows]
+    return [
+        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
+    ]

@@ -23,7 +23,6 @@ from typing import Any, Literal
 from memorepair import selection
 from memorepair.barrier import event_key, withdraw_when_free
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
-from memorepair.codec import artifact_from_row
 from memorepair.errors import EventStateError, InputError
 from memorepair.execution import Registry, stage, validate
 from memorepair.interchange import parse_event
@@ -145,7 +144,9 @@ def digest(spec: RepairEventSpec) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
-def _family(store: Store, registry: Registry, spec: RepairEventSpec, rows: Sequence[Mapping[str, Any]]) -> CandidateFamily:
+def _family(
+    store: Store, registry: Registry, spec: RepairEventSpec, rows: Sequence[Mapping[str, Any]]
+) -> CandidateFamily:
     nodes = [
         CascadeNode(
             vid=r["vid"],
@@ -167,12 +168,20 @@ def _family(store: Store, registry: Registry, spec: RepairEventSpec, rows: Seque
     size = store.settings.batch_size
     for start in range(0, len(outside), size):
         keys = [artifact_key(spec.ns, u) for u in outside[start : start + size]]
-        served.update({row["uid"]: bool(row["live"]) for row in store.read("store/heads", keys=keys)})
+        served.update(
+            {row["uid"]: bool(row["live"]) for row in store.read("store/heads", keys=keys)}
+        )
 
     def available(mode: Mode, node: CascadeNode) -> bool:
         skeleton = Artifact(
-            uid=node.uid, version=node.version, ns=spec.ns, kind=node.kind, arch=node.arch,
-            content="", recipe=node.recipe, visibility=Visibility.WITHDRAWN,
+            uid=node.uid,
+            version=node.version,
+            ns=spec.ns,
+            kind=node.kind,
+            arch=node.arch,
+            content="",
+            recipe=node.recipe,
+            visibility=Visibility.WITHDRAWN,
             inputs=list(node.inputs),
         )
         return registry.operator(mode, skeleton) is not None
@@ -218,7 +227,10 @@ def select(
         result = selection.select_all(problem, lam)
     else:  # "none": the no-cascade-repair baseline selects nothing
         result = selection.Selection(
-            selected=tuple(False for _ in back), objective=0.0, repair=0.0, cost=0.0,
+            selected=tuple(False for _ in back),
+            objective=0.0,
+            repair=0.0,
+            cost=0.0,
             backend="none",
         )
     repair_all = selection.select_all(problem, lam)
@@ -226,8 +238,14 @@ def select(
     return result, chosen, repair_all
 
 
-def plan(store: Store, registry: Registry, spec: RepairEventSpec, *, lam: float | None = None,
-         selector: Selector | None = None) -> Plan:
+def plan(
+    store: Store,
+    registry: Registry,
+    spec: RepairEventSpec,
+    *,
+    lam: float | None = None,
+    selector: Selector | None = None,
+) -> Plan:
     keys = [artifact_key(spec.ns, u) for u in spec.roots]
     rows = store.read("candidates/plan_cascade", keys=keys)
     found = {r["uid"] for r in rows if r["root"]}
@@ -296,7 +314,9 @@ def run(
 
     def mark(name: str, figures: Mapping[str, Any] | None = None) -> None:
         nonlocal phase
-        store.write("events/set_phase", key=key, phase=name, status="open", figures=dict(figures or {}))
+        store.write(
+            "events/set_phase", key=key, phase=name, status="open", figures=dict(figures or {})
+        )
         phase = name
         _pause_if_asked(settings.state_dir, spec.id, name)
 
@@ -306,8 +326,13 @@ def run(
         try:
             withdraw_when_free(store, spec, cascade=cascade)
         except InputError as exc:  # nothing was withdrawn; the id may be used again
-            store.write("events/set_phase", key=key, phase="created", status="failed",
-                        figures={"error": str(exc)})
+            store.write(
+                "events/set_phase",
+                key=key,
+                phase="created",
+                status="failed",
+                figures={"error": str(exc)},
+            )
             raise
         phase = "withdrawn"
         progress("barrier", 1, 1)
@@ -319,7 +344,10 @@ def run(
     family = _family(store, registry, spec, rows)
     seconds["candidates"] = time.perf_counter() - clock
     result, chosen, repair_all = select(
-        family, chosen_lam, chosen_selector, backend=settings.solver,
+        family,
+        chosen_lam,
+        chosen_selector,
+        backend=settings.solver,
         threshold=settings.solver_threshold,
     )
     seconds["selection"] = time.perf_counter() - clock - seconds["candidates"]
@@ -330,15 +358,23 @@ def run(
         chosen_set = set(chosen)
         candidate_rows = [
             {
-                "vid": c.vid, "mode": c.mode.value, "executable": c.executable, "reason": c.reason,
-                "value": c.value, "cost": c.cost, "requires": list(c.requires),
+                "vid": c.vid,
+                "mode": c.mode.value,
+                "executable": c.executable,
+                "reason": c.reason,
+                "value": c.value,
+                "cost": c.cost,
+                "requires": list(c.requires),
                 "selected": c.index in chosen_set,
             }
             for c in family.candidates
         ]
         for start in range(0, len(candidate_rows), settings.batch_size):
-            store.write("events/record_candidates", event_key=key,
-                        rows=candidate_rows[start : start + settings.batch_size])
+            store.write(
+                "events/record_candidates",
+                event_key=key,
+                rows=candidate_rows[start : start + settings.batch_size],
+            )
         if not reached("candidates"):
             mark("candidates", {"candidates": len(family.candidates)})
         mark("selected", {"objective": result.objective, "selected": len(chosen)})
@@ -370,13 +406,32 @@ def run(
     outcomes = publish(store, spec, family, chosen, attempts, figures)
     seconds["publication"] = time.perf_counter() - clock
     _pause_if_asked(settings.state_dir, spec.id, "published")
-    return _report(spec, chosen_selector, chosen_lam, len(rows), family, chosen, outcomes,
-                   figures, seconds, resumed_from)
+    return _report(
+        spec,
+        chosen_selector,
+        chosen_lam,
+        len(rows),
+        family,
+        chosen,
+        outcomes,
+        figures,
+        seconds,
+        resumed_from,
+    )
 
 
-def _report(spec: RepairEventSpec, selector: str, lam: float, withdrawn: int, family: CandidateFamily,
-            chosen: Sequence[int], outcomes: Outcomes, figures: Mapping[str, Any],
-            seconds: dict[str, float], resumed_from: str | None) -> RepairReport:
+def _report(
+    spec: RepairEventSpec,
+    selector: str,
+    lam: float,
+    withdrawn: int,
+    family: CandidateFamily,
+    chosen: Sequence[int],
+    outcomes: Outcomes,
+    figures: Mapping[str, Any],
+    seconds: dict[str, float],
+    resumed_from: str | None,
+) -> RepairReport:
     return RepairReport(
         event=spec.id,
         type=spec.type.value,
@@ -400,7 +455,9 @@ def _report(spec: RepairEventSpec, selector: str, lam: float, withdrawn: int, fa
     )
 
 
-def report_of(store: Store, ns: str, event_id: str, resumed_from: str | None = None) -> RepairReport:
+def report_of(
+    store: Store, ns: str, event_id: str, resumed_from: str | None = None
+) -> RepairReport:
     """Rebuild a completed event's report from the graph (the audit trail is the truth)."""
     key = event_key(ns, event_id)
     events = store.read("events/get_event", key=key)
@@ -409,9 +466,7 @@ def report_of(store: Store, ns: str, event_id: str, resumed_from: str | None = N
     event = events[0]["event"]
     rows = store.read("audit/event_sets", ns=ns, event=event_id)
     outcomes = {row["outcome"]: sorted(a["uid"] for a in row["artifacts"]) for row in rows}
-    details = {
-        a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")
-    }
+    details = {a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")}
     selected = sorted(store.read("audit/event_selected", ns=ns, event=event_id)[0]["uids"])
     return RepairReport(
         event=event_id,
@@ -435,8 +490,13 @@ def report_of(store: Store, ns: str, event_id: str, resumed_from: str | None = N
     )
 
 
-def resume(store: Store, registry: Registry, ns: str, event_id: str | None = None,
-           progress: Progress = lambda phase, done, total: None) -> list[RepairReport]:
+def resume(
+    store: Store,
+    registry: Registry,
+    ns: str,
+    event_id: str | None = None,
+    progress: Progress = lambda phase, done, total: None,
+) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first)."""
     if event_id is not None:
         found = store.read("events/get_event", key=event_key(ns, event_id))

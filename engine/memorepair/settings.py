@@ -52,13 +52,15 @@ class Settings(BaseSettings):
         default=None, validation_alias=AliasChoices("NEO4J_URI", "MEMOREPAIR_NEO4J_URI")
     )
     neo4j_username: str = Field(
-        default="neo4j", validation_alias=AliasChoices("NEO4J_USERNAME", "MEMOREPAIR_NEO4J_USERNAME")
+        default="neo4j",
+        validation_alias=AliasChoices("NEO4J_USERNAME", "MEMOREPAIR_NEO4J_USERNAME"),
     )
     neo4j_password: SecretStr | None = Field(
         default=None, validation_alias=AliasChoices("NEO4J_PASSWORD", "MEMOREPAIR_NEO4J_PASSWORD")
     )
     neo4j_database: str = Field(
-        default="neo4j", validation_alias=AliasChoices("NEO4J_DATABASE", "MEMOREPAIR_NEO4J_DATABASE")
+        default="neo4j",
+        validation_alias=AliasChoices("NEO4J_DATABASE", "MEMOREPAIR_NEO4J_DATABASE"),
     )
     namespace: str = Field(default="default", pattern=NS_PATTERN)
 
@@ -73,7 +75,9 @@ class Settings(BaseSettings):
     start_timeout_s: float = Field(default=120.0, gt=0)
 
     # --- repair ----------------------------------------------------------------------
-    lam: float = Field(default=1.0, ge=0, le=1e9, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
+    lam: float = Field(
+        default=1.0, ge=0, le=1e9, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA")
+    )
     selector: Literal["mincut", "greedy", "all"] = "mincut"
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Field(default=200_000, ge=0)
@@ -127,7 +131,17 @@ def load_settings(**overrides: object) -> Settings:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+            f"{_variable(err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}"
             for err in exc.errors()
         )
         raise ConfigError(f"bad setting ({problems}); see `memorepair --help` or README") from exc
+
+
+def _variable(loc: tuple[int | str, ...]) -> str:
+    """The environment variable an operator would set for the field at fault."""
+    if not loc:
+        return "settings"
+    name = str(loc[0])
+    if name.isupper():  # already the variable (an alias such as NEO4J_URI)
+        return name
+    return f"MEMOREPAIR_{name.upper()}" + "".join(f"[{p}]" for p in loc[1:])

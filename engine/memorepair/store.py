@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, LiteralString, TypeVar, cast
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
@@ -32,7 +32,7 @@ class Tx:
 
     def run(self, name: str, **params: Any) -> list[Row]:
         query = queries.load(name)
-        result = self._tx.run(cast(LiteralString, query.text), query.params(params))
+        result = self._tx.run(query.text, query.params(params))
         return [record.data() for record in result]
 
 
@@ -111,12 +111,12 @@ class Store:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
         query = queries.load(name)
         with self._translated(), self.driver.session(database=self.database) as session:
-            session.run(cast(LiteralString, query.text), query.params(params)).consume()
+            session.run(query.text, query.params(params)).consume()
 
     def explain(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The planner's plan for a query file (tests check reach queries stay linear)."""
         query = queries.load(name)
-        text = cast(LiteralString, "EXPLAIN " + query.text)
+        text = "EXPLAIN " + query.text
         with self._translated(), self.driver.session(database=self.database) as session:
             summary = session.run(text, query.params(params)).consume()
         return dict(summary.plan or {})
@@ -127,7 +127,7 @@ class Store:
             raise MemoRepairError(f"query {name} writes; it cannot be routed to readers")
         with self._translated():
             records, _, _ = self.driver.execute_query(
-                cast(LiteralString, query.text),
+                query.text,
                 query.params(params),
                 database_=self.database,
                 routing_=routing,

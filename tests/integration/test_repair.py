@@ -32,8 +32,9 @@ def event(path: Path, **changes: Any) -> dict[str, Any]:
 class Spy:
     """Wraps a built-in operator: records what serving showed while each successor was built."""
 
-    def __init__(self, inner: Operator, memory: MemoryStore, watched: list[str],
-                 fail: set[str] | None = None) -> None:
+    def __init__(
+        self, inner: Operator, memory: MemoryStore, watched: list[str], fail: set[str] | None = None
+    ) -> None:
         self.inner = inner
         self.name = f"spy-{inner.name}"
         self.mode = inner.mode
@@ -70,8 +71,15 @@ def test_delete_withdraws_the_cascade_before_any_operator_runs(memory: MemorySto
     load(memory)
     plan = memory.plan(DELETE)
     cascade = plan.cascade
-    assert set(cascade) == {"turn-03", "call-02", "cache-02", "sum-zurich", "sum-ana",
-                            "emb-zurich", "skill-router"}
+    assert set(cascade) == {
+        "turn-03",
+        "call-02",
+        "cache-02",
+        "sum-zurich",
+        "sum-ana",
+        "emb-zurich",
+        "skill-router",
+    }
     spies = spy_on(memory, cascade)
     report = memory.repair(DELETE)
     builds = {uid: seen for spy in spies for uid, seen in spy.served_during_build.items()}
@@ -243,7 +251,8 @@ def test_record_refuses_missing_inputs(memory: MemoryStore) -> None:
     load(memory)
     with pytest.raises(InputError, match="not-there"):
         memory.record({"uid": "note-1", "kind": "summary", "content": "x", "inputs": ["not-there"]})
-    row = memory.record({"uid": "note-2", "kind": "summary", "content": "Ana.",
-                         "inputs": ["turn-01"]})
+    row = memory.record(
+        {"uid": "note-2", "kind": "summary", "content": "Ana.", "inputs": ["turn-01"]}
+    )
     assert row["live"] is True
     assert [a.uid for a in memory.retrieve(uid="note-2")] == ["note-2"]

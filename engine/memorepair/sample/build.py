@@ -23,11 +23,19 @@ from memorepair.operators.neural import train_neural_skill
 from memorepair.operators.regen import distill_prompt, summarize
 
 TURNS: list[tuple[str, str, str]] = [
-    ("turn-01", "Ana plans a trip to Zurich in May and budgets 1200 EUR. She travels alone.", "convert"),
+    (
+        "turn-01",
+        "Ana plans a trip to Zurich in May and budgets 1200 EUR. She travels alone.",
+        "convert",
+    ),
     ("turn-02", "Ana prefers prices shown in CHF while she is in Switzerland.", "format_amount"),
     ("turn-03", "Ana's hotel in Zurich costs 180 CHF per night. It is near the lake.", "convert"),
     ("turn-04", "Ana asks how much 250 USD is in EUR for the museum pass.", "convert"),
-    ("turn-05", "Ana wants receipts formatted with two decimals and the currency code.", "format_amount"),
+    (
+        "turn-05",
+        "Ana wants receipts formatted with two decimals and the currency code.",
+        "format_amount",
+    ),
     ("turn-06", "Ana mentions she is vegetarian and likes quiet restaurants.", "chitchat"),
     ("turn-07", "Ana's flight to Tokyo in July costs 95000 JPY. She flies economy.", "convert"),
     ("turn-08", "Ana says hello and thanks the agent for the help.", "chitchat"),
@@ -36,10 +44,30 @@ TURNS: list[tuple[str, str, str]] = [
 ]
 
 CALLS: list[tuple[str, str, str, dict[str, Any]]] = [
-    ("call-01", "turn-01", "convert", {"amount": 1200, "from_currency": "EUR", "to_currency": "CHF"}),
-    ("call-02", "turn-03", "convert", {"amount": 180, "from_currency": "CHF", "to_currency": "EUR"}),
-    ("call-03", "turn-04", "convert", {"amount": 250, "from_currency": "USD", "to_currency": "EUR"}),
-    ("call-04", "turn-07", "convert", {"amount": 95000, "from_currency": "JPY", "to_currency": "EUR"}),
+    (
+        "call-01",
+        "turn-01",
+        "convert",
+        {"amount": 1200, "from_currency": "EUR", "to_currency": "CHF"},
+    ),
+    (
+        "call-02",
+        "turn-03",
+        "convert",
+        {"amount": 180, "from_currency": "CHF", "to_currency": "EUR"},
+    ),
+    (
+        "call-03",
+        "turn-04",
+        "convert",
+        {"amount": 250, "from_currency": "USD", "to_currency": "EUR"},
+    ),
+    (
+        "call-04",
+        "turn-07",
+        "convert",
+        {"amount": 95000, "from_currency": "JPY", "to_currency": "EUR"},
+    ),
     ("call-05", "turn-10", "format_amount", {"amount": 75.5, "currency": "CHF"}),
     ("call-06", "turn-09", "convert", {"amount": 40, "from_currency": "GBP", "to_currency": "EUR"}),
 ]
@@ -51,7 +79,9 @@ def _support(a: ArtifactIn) -> Support:
 
 def _call_recipe(function: str, params: Sequence[str]) -> Recipe:
     args = {p: f"$input:0.args.{p}" for p in params}
-    return Recipe(executor="tool.call", args={"backend": "currency", "function": function, "args": args})
+    return Recipe(
+        executor="tool.call", args={"backend": "currency", "function": function, "args": args}
+    )
 
 
 def build() -> list[ArtifactIn]:
@@ -63,22 +93,36 @@ def build() -> list[ArtifactIn]:
         return artifact
 
     schema = CurrencyBackend().schema().model_dump(mode="json")
-    add(uid="iface-currency", kind="record", content=json.dumps(schema, sort_keys=True),
-        meta={"tool": "currency", "interface": schema})
+    add(
+        uid="iface-currency",
+        kind="record",
+        content=json.dumps(schema, sort_keys=True),
+        meta={"tool": "currency", "interface": schema},
+    )
     for uid, text, label in TURNS:
         add(uid=uid, kind="record", content=text, meta={"label": label, "speaker": "user"})
     for uid, turn, function, args in CALLS:
         call = {"function": function, "args": args}
-        add(uid=uid, kind="record", content=json.dumps(call, sort_keys=True),
-            meta={"tool": "currency", "call": call}, inputs=[turn])
+        add(
+            uid=uid,
+            kind="record",
+            content=json.dumps(call, sort_keys=True),
+            meta={"tool": "currency", "call": call},
+            inputs=[turn],
+        )
     tool_call = builtin_executors(lambda name, iface, fns: CurrencyBackend())["tool.call"]
     for uid, _, function, args in CALLS:
         cache_uid = "cache-" + uid.split("-")[1]
         recipe = _call_recipe(function, list(args))
         output = tool_call([_support(by[uid]), _support(by["iface-currency"])], recipe.args, None)
-        add(uid=cache_uid, kind="cache", content=output, recipe=recipe,
+        add(
+            uid=cache_uid,
+            kind="cache",
+            content=output,
+            recipe=recipe,
             inputs=[uid, "iface-currency"],
-            meta={"tool": "currency", "about": f"result of {uid}"})
+            meta={"tool": "currency", "about": f"result of {uid}"},
+        )
 
     def derived(uid: str, kind: str, inputs: list[str], **extra: Any) -> None:
         support = [_support(by[i]) for i in inputs]
@@ -97,14 +141,29 @@ def build() -> list[ArtifactIn]:
     derived("sum-profile", "summary", ["turn-02", "turn-05", "turn-06"])
     derived("sum-expenses", "summary", ["cache-03", "cache-05", "cache-06"])
     derived("sum-ana", "summary", ["sum-zurich", "sum-tokyo", "sum-profile", "sum-expenses"])
-    derived("skill-pricing", "skill", ["turn-02", "turn-05", "sum-profile"], arch="prompt",
-            title="Quote prices the way Ana likes")
-    derived("skill-convert-format", "skill", ["call-01", "call-05", "iface-currency"],
-            arch="chain", meta={"tool": "currency"})
+    derived(
+        "skill-pricing",
+        "skill",
+        ["turn-02", "turn-05", "sum-profile"],
+        arch="prompt",
+        title="Quote prices the way Ana likes",
+    )
+    derived(
+        "skill-convert-format",
+        "skill",
+        ["call-01", "call-05", "iface-currency"],
+        arch="chain",
+        meta={"tool": "currency"},
+    )
     derived("skill-router", "skill", [t[0] for t in TURNS], arch="neural")
     embed = builtin_executors(lambda name, iface, fns: None)["embed.hash"]
-    add(uid="emb-zurich", kind="cache", recipe=Recipe(executor="embed.hash", args={"dim": 16}),
-        content=embed([_support(by["sum-zurich"])], {"dim": 16}, None), inputs=["sum-zurich"])
+    add(
+        uid="emb-zurich",
+        kind="cache",
+        recipe=Recipe(executor="embed.hash", args={"dim": 16}),
+        content=embed([_support(by["sum-zurich"])], {"dim": 16}, None),
+        inputs=["sum-zurich"],
+    )
     return list(by.values())
 
 
@@ -112,7 +171,10 @@ RELATED = [("sum-zurich", "sum-tokyo"), ("turn-06", "sum-profile"), ("sum-ana", 
 
 
 def events() -> dict[str, dict[str, Any]]:
-    corrected = {"function": "convert", "args": {"amount": 1500, "from_currency": "EUR", "to_currency": "CHF"}}
+    corrected = {
+        "function": "convert",
+        "args": {"amount": 1500, "from_currency": "EUR", "to_currency": "CHF"},
+    }
     return {
         "event-delete.json": {
             "id": "sample-delete-hotel",
@@ -126,8 +188,11 @@ def events() -> dict[str, dict[str, Any]]:
             "roots": ["call-01"],
             "reason": "the Zurich budget was 1500 EUR, not 1200",
             "replacements": [
-                {"replaces": "call-01", "content": json.dumps(corrected, sort_keys=True),
-                 "meta": {"tool": "currency", "call": corrected}}
+                {
+                    "replaces": "call-01",
+                    "content": json.dumps(corrected, sort_keys=True),
+                    "meta": {"tool": "currency", "call": corrected},
+                }
             ],
         },
         "event-migrate.json": {
@@ -141,13 +206,21 @@ def events() -> dict[str, dict[str, Any]]:
 
 
 def write(folder: Path) -> None:
-    lines = [json.dumps({"type": "artifact", **a.model_dump(mode="json", exclude_defaults=True)},
-                        sort_keys=True) for a in build()]
-    lines += [json.dumps({"type": "edge", "src": s, "dst": d, "rel": "RELATED"}, sort_keys=True)
-              for s, d in RELATED]
+    lines = [
+        json.dumps(
+            {"type": "artifact", **a.model_dump(mode="json", exclude_defaults=True)}, sort_keys=True
+        )
+        for a in build()
+    ]
+    lines += [
+        json.dumps({"type": "edge", "src": s, "dst": d, "rel": "RELATED"}, sort_keys=True)
+        for s, d in RELATED
+    ]
     (folder / "memory.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     for name, event in events().items():
-        (folder / name).write_text(json.dumps(event, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        (folder / name).write_text(
+            json.dumps(event, indent=2, sort_keys=True) + "\n", encoding="utf-8"
+        )
 
 
 if __name__ == "__main__":
