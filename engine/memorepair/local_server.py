@@ -196,6 +196,10 @@ class LocalServer:
             os.killpg(pid, signal.SIGKILL)
             while _alive(pid):
                 time.sleep(0.1)
+        try:  # reap it when this process started it, so not even a zombie is left
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
         self.pid_file.unlink(missing_ok=True)
         return True
 

@@ -260,8 +260,14 @@ def test_record_refuses_missing_inputs(memory: MemoryStore) -> None:
 
 def test_readme_python_example(memory: MemoryStore) -> None:
     memory.record({"uid": "pref-1", "kind": "record", "content": "Ana prefers CHF."})
-    memory.record({"uid": "sum-1", "kind": "summary", "content": "- Ana prefers CHF. [pref-1@v1]",
-                   "inputs": ["pref-1"]})
+    memory.record(
+        {
+            "uid": "sum-1",
+            "kind": "summary",
+            "content": "- Ana prefers CHF. [pref-1@v1]",
+            "inputs": ["pref-1"],
+        }
+    )
     report = memory.repair({"id": "gdpr-17", "type": "delete", "roots": ["pref-1"]})
     assert memory.retrieve(uid="sum-1") == []
     assert report.outcomes["removed"] == ["sum-1"]
