@@ -14,6 +14,7 @@ The password comes from `NEO4J_PASSWORD`, else is generated into
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import shutil
@@ -196,10 +197,8 @@ class LocalServer:
             os.killpg(pid, signal.SIGKILL)
             while _alive(pid):
                 time.sleep(0.1)
-        try:  # reap it when this process started it, so not even a zombie is left
+        with contextlib.suppress(ChildProcessError):  # reap our own child: not even a zombie
             os.waitpid(pid, 0)
-        except ChildProcessError:
-            pass
         self.pid_file.unlink(missing_ok=True)
         return True
 
