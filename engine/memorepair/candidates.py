@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memorepair.graphs import topological
 from memorepair.model import Arch, EventType, Kind, Mode, Recipe
 
 
@@ -176,23 +177,9 @@ def _mode(node: CascadeNode, classes: Sequence[str]) -> tuple[Mode, str]:
 
 def _input_first(nodes: Sequence[CascadeNode], inside: set[str]) -> list[str]:
     """Descendants with every affected input before its dependents (cycles appended last)."""
-    pending = {n.uid: sum(1 for u in set(n.inputs) if u in inside) for n in nodes}
-    children: dict[str, list[str]] = {}
-    for n in nodes:
-        for u in set(n.inputs):
-            if u in inside:
-                children.setdefault(u, []).append(n.uid)
-    ready = sorted(uid for uid, d in pending.items() if d == 0)
-    order: list[str] = []
-    while ready:
-        uid = ready.pop()
-        order.append(uid)
-        for child in children.get(uid, ()):
-            pending[child] -= 1
-            if pending[child] == 0:
-                ready.append(child)
-    seen = set(order)
-    return order + sorted(uid for uid in pending if uid not in seen)
+    edges = [(u, n.uid) for n in nodes for u in n.inputs if u in inside]
+    order, leftover = topological(sorted(n.uid for n in nodes), edges)
+    return order + leftover
 
 
 def _not_executable(c: Candidate, reason: str) -> Candidate:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json
+from memorepair.graphs import topological
 from memorepair.model import Artifact, Interface, Mode, RepairEventSpec, artifact_key, version_id
 from memorepair.operators.base import (
     Operator,
@@ -44,26 +45,9 @@ class Attempt:
     detail: str = ""
 
 
-def topological(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
+def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
     """Kahn's order over E^req restricted to S, ties broken by candidate index."""
-    chosen = set(selected)
-    indegree = dict.fromkeys(chosen, 0)
-    children: dict[int, list[int]] = {}
-    for j, i in family.requirement_edges:
-        if i in chosen and j in chosen:
-            indegree[i] += 1
-            children.setdefault(j, []).append(i)
-    ready = sorted(i for i, d in indegree.items() if d == 0)
-    order: list[int] = []
-    while ready:
-        level: list[int] = []
-        for i in ready:
-            order.append(i)
-            for child in children.get(i, ()):
-                indegree[child] -= 1
-                if indegree[child] == 0:
-                    level.append(child)
-        ready = sorted(level)
+    order, _ = topological(sorted(selected), family.requirement_edges)
     return order
 
 
@@ -84,7 +68,7 @@ def stage(
 ) -> list[Attempt]:
     """Build every selected successor in topological order and stage it in Neo4j."""
     ns, key = spec.ns, f"{spec.ns}/{spec.id}"
-    order = topological(family, selected)
+    order = topological_selection(family, selected)
     candidates = [family.candidates[i] for i in order]
     size = store.settings.batch_size
     previous = {

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memorepair.errors import CycleError, InputError
+from memorepair.graphs import topological
 from memorepair.model import ArtifactIn, EdgeIn, RepairEventSpec
 
 MAX_LINE_BYTES = 8_000_000
@@ -154,34 +155,19 @@ def influence_order(memory: Memory, known: set[str]) -> list[ArtifactIn]:
 
 
 def _topological(inputs: dict[str, list[str]], by_uid: dict[str, ArtifactIn]) -> list[str]:
-    """Kahn's algorithm in file order; a leftover means a cycle, which we name."""
-    indegree = {uid: sum(1 for u in ins if u in by_uid) for uid, ins in inputs.items()}
-    children: dict[str, list[str]] = {}
-    for uid, ins in inputs.items():
-        for u in ins:
-            if u in by_uid:
-                children.setdefault(u, []).append(uid)
-    ready = [uid for uid in inputs if indegree[uid] == 0]
-    order: list[str] = []
-    while ready:
-        next_ready: list[str] = []
-        for uid in ready:
-            order.append(uid)
-            for child in children.get(uid, []):
-                indegree[child] -= 1
-                if indegree[child] == 0:
-                    next_ready.append(child)
-        ready = next_ready
-    if len(order) < len(inputs):
+    """Input-first order in file order; a leftover means a cycle, which we name."""
+    edges = [(u, uid) for uid, ins in inputs.items() for u in ins if u in by_uid]
+    order, leftover = topological(list(inputs), edges)
+    if leftover:
         raise CycleError(
-            f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, indegree))}"
+            f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, leftover))}"
         )
     return order
 
 
-def _a_cycle(inputs: dict[str, list[str]], indegree: dict[str, int]) -> list[str]:
+def _a_cycle(inputs: dict[str, list[str]], leftover: list[str]) -> list[str]:
     """Walk back along inputs inside the leftover set until a uid repeats."""
-    left = {uid for uid, d in indegree.items() if d > 0}
+    left = set(leftover)
     start = min(left)
     path: list[str] = []
     seen: dict[str, int] = {}
