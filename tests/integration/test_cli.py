@@ -1,0 +1,73 @@
+"""The CLI is a thin shell over the API: run it as an operator would and check the graph."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from click.testing import CliRunner
+
+from memorepair import sample
+from memorepair.api import MemoryStore
+from memorepair.cli import cli
+
+
+def run(memory: MemoryStore, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["--ns", memory.ns, *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout) if "--json" in args else result.stdout
+
+
+def test_operator_session(memory: MemoryStore) -> None:
+    imported = run(memory, "import", str(sample.path("memory.jsonl")), "--json")
+    assert imported["written"] == 32 and imported["live"] == 32
+
+    plan = run(memory, "plan", str(sample.path("event-delete.json")), "--json")
+    assert memory.audit_events() == []  # a plan writes nothing
+    selected = sorted(c["uid"] for c in plan["candidates"] if c["selected"])
+
+    report = run(memory, "repair", str(sample.path("event-delete.json")), "--json")
+    assert report["status"] == "completed"
+    assert sorted(report["selected"]) == selected
+    assert report["cost"] <= report["repair_all_cost"]
+
+    sets = run(memory, "audit", "event", report["event"], "--json")
+    assert sorted(a["uid"] for a in sets["published"]) == report["outcomes"]["published"]
+    lineage = run(memory, "audit", "lineage", "sum-zurich", "--json")
+    assert [row["visibility"] for row in lineage] == ["Superseded", "Live"]
+    withdrawn = run(memory, "audit", "withdrawn", "--json")
+    assert {row["uid"] for row in withdrawn} == set(report["outcomes"]["unselected"])
+    assert run(memory, "retrieve", "--uid", "turn-03", "--json") == []
+    live = run(memory, "retrieve", "--kind", "summary", "--json")
+    assert {a["uid"] for a in live} >= {"sum-zurich", "sum-ana"}
+    assert all(a["visibility"] == "Live" for a in live)
+    status = run(memory, "status", "--json")
+    assert status["open_events"] == [] and status["artifacts"]["removed"] == 3
+    assert "ok" in run(memory, "audit", "check")
+    human = run(memory, "repair", str(sample.path("event-delete.json")))
+    assert "resumed from published" in human  # same id again: returns the recorded result
+
+
+def test_errors_are_one_line_with_a_nonzero_exit(memory: MemoryStore, tmp_path: Any) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "artifact", "uid": "a", "kind": "skill", "content": "x"}\n')
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from memorepair.cli import main; main()",
+            "--ns",
+            memory.ns,
+            "import",
+            str(bad),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        f"error: {bad}:1: arch is required for kind 'skill' (one of neural, prompt, chain)"
+    ]
+    assert memory.counts()["live"] == 0
