@@ -25,7 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memorepair.bench.bfcl.backends import BfclBackend, check_call
+from memorepair.bench.bfcl.backends import (
+    BfclBackend,
+    ToolCallError,
+    check_call,
+    interface_from_docs,
+)
 from memorepair.bench.bfcl.data import (
     DEFAULT_CATEGORY,
     TOOL_DOCS,
@@ -202,7 +207,6 @@ class _Builder:
             ).uid
             summary_inputs.append(t_uid)
             for j, call in enumerate(turn.calls):
-                check_call(self.backends[call.tool].schema(), call.function, call.args)
                 recipe_args = {"tool": call.tool, **call.as_json()}
                 c_uid = call_uid(task.id, turn.index, j)
                 self.add(
@@ -316,6 +320,25 @@ class _Builder:
         )
 
 
+def conforming(tasks: Sequence[Task]) -> list[Task]:
+    """Tasks whose every ground-truth call matches the documented interface.
+
+    BFCL has a few data quirks (``close_ticket(ticket_id='ticket_001')`` for an integer
+    parameter); such a task could not be replayed under our checked interfaces, so it
+    is left out before selection.
+    """
+    schemas = {tool: interface_from_docs(tool) for tool in TOOL_DOCS}
+    out = []
+    for task in tasks:
+        try:
+            for _, _, call in task.calls():
+                check_call(schemas[call.tool], call.function, call.args)
+        except ToolCallError:
+            continue
+        out.append(task)
+    return out
+
+
 def build_memory(
     n_tasks: int = DEFAULT_TASKS,
     *,
@@ -324,7 +347,7 @@ def build_memory(
 ) -> Memory:
     """The memory for ``n_tasks`` tasks spread over ``category`` (deterministic)."""
     start = time.perf_counter()
-    tasks = select_tasks(load_tasks(category), n_tasks)
+    tasks = select_tasks(conforming(load_tasks(category)), n_tasks)
     b = _Builder(make_backends(tasks))
     for tool in sorted(b.backends):
         b.interface(tool)

@@ -171,7 +171,7 @@ def generate_events(
             type=EventType.CORRECT,
             roots=[call.uid],
             ns=ns,
-            reason=f"argument {replacement.meta and replacement.meta['corrected']} corrected",
+            reason=f"argument of {call.meta['call']['function']} corrected",
             replacements=[replacement],
         )
         events.append(BenchEvent(spec))
