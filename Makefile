@@ -1,0 +1,54 @@
+# MemoRepair developer and operator entry points. Everything runs from ./.venv.
+# `make demo` and `make test` work on a fresh machine with Python 3.11+, Java 17 and Maven.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+MR     := $(BIN)/memorepair
+
+.PHONY: setup neo4j-start neo4j-stop neo4j-status schema demo test test-unit lint bench eval clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP) ## virtualenv with the package (editable) and the dev tools
+
+neo4j-start: $(STAMP) ## start the local Neo4j (fetches the jars with Maven on first use)
+	$(MR) neo4j start
+
+neo4j-stop: $(STAMP)
+	$(MR) neo4j stop
+
+neo4j-status: $(STAMP)
+	$(MR) neo4j status
+
+schema: neo4j-start
+	$(MR) schema apply
+
+demo: schema ## the main job: a real repair on the included sample memory
+	$(MR) demo
+
+test: $(STAMP) ## unit tests, then integration tests against the real local Neo4j
+	$(BIN)/python -m pytest -q
+
+test-unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration"
+
+lint: $(STAMP)
+	$(BIN)/ruff check engine tests
+	$(BIN)/ruff format --check engine tests
+	$(BIN)/mypy
+
+bench: schema ## performance figures (prints tables; not tests)
+	$(MR) bench perf
+
+eval: schema ## the paper's table on BFCL tool-use data (needs the bench extra)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(MR) bench eval
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,17 @@
+// Every version of one artifact, oldest first: visibility, the inputs it was built from,
+// and the events that withdrew, staged or published it.
+// Browser: :param ns => 'default'; :param uid => 'summary-trip'
+// mode: read
+// params: $ns, $uid
+MATCH (a:Artifact {key: $ns + '/' + $uid})
+OPTIONAL MATCH (i)-[:INFLUENCES]->(a)
+WITH a, collect(i.uid + '@' + toString(i.version)) AS inputs
+OPTIONAL MATCH (e:RepairEvent)-[w:WITHDREW]->(a)
+WITH a, inputs, collect({event: e.id, outcome: w.outcome, mode: w.mode}) AS withdrawn_by
+OPTIONAL MATCH (p:RepairEvent)-[:PUBLISHED]->(a)
+RETURN a.version AS version,
+       [l IN labels(a) WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0]
+         AS visibility,
+       a.kind AS kind, inputs, withdrawn_by, p.id AS published_by,
+       a.content IS NULL AS erased
+ORDER BY a.version

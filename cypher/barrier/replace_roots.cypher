@@ -1,0 +1,21 @@
+// correct / migrate: the replacement X_delta becomes the root's next version, served at
+// once (it is fresh support), while the old root is superseded in the same transaction.
+// mode: write
+// params: $event_key, $rows
+MATCH (e:RepairEvent {key: $event_key})
+UNWIND $rows AS row
+MATCH (old:Artifact {vid: row.old_vid})
+MERGE (new:Artifact {vid: row.vid})
+ON CREATE SET new.key = row.key, new.ns = old.ns, new.uid = old.uid,
+              new.version = row.version, new.kind = old.kind, new.arch = old.arch,
+              new.content = row.content, new.value = old.value,
+              new.repair_cost = old.repair_cost, new.recipe = coalesce(row.recipe, old.recipe),
+              new.meta = coalesce(row.meta, old.meta),
+              new.inputs = [], new.created_at = datetime(), new.event = e.id
+REMOVE old:Head, old:Withdrawn, old:Live
+SET old:Superseded, new:Head, new:Live
+MERGE (new)-[:SUPERSEDES]->(old)
+MERGE (e)-[w:WITHDREW]->(old)
+SET w.outcome = 'root_replaced'
+MERGE (e)-[:PUBLISHED]->(new)
+RETURN count(new) AS replaced

@@ -1,0 +1,13 @@
+// A repair event is created once per (namespace, id); re-running the same id finds it.
+// mode: write
+// params: $key, $ns, $id, $type, $roots, $lam, $reason, $spec, $digest, $selector
+MERGE (e:RepairEvent {key: $key})
+ON CREATE SET e.ns = $ns, e.id = $id, e.type = $type, e.roots = $roots, e.lambda = $lam,
+              e.reason = $reason, e.spec = $spec, e.digest = $digest, e.selector = $selector,
+              e.status = 'open', e.phase = 'created', e.phases = ['created'],
+              e.phase_times = [toString(datetime())], e.created_at = datetime(),
+              e.created = true
+ON MATCH SET e.created = false
+WITH e, e.created AS created
+REMOVE e.created
+RETURN e {.*, created_at: toString(e.created_at)} AS event, created

@@ -1,0 +1,10 @@
+// Candidate and selection facts on each WITHDREW edge, so audits can ask why an
+// artifact was or was not repaired, and a resumed run can reuse the selection.
+// mode: write
+// params: $event_key, $rows
+MATCH (e:RepairEvent {key: $event_key})
+UNWIND $rows AS row
+MATCH (e)-[w:WITHDREW]->(d:Artifact {vid: row.vid})
+SET w.mode = row.mode, w.executable = row.executable, w.reason = row.reason,
+    w.value = row.value, w.cost = row.cost, w.requires = row.requires,
+    w.selected = row.selected

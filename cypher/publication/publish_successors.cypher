@@ -1,0 +1,15 @@
+// Republish validated successors: each takes its predecessor's place (Head, Live), the
+// old version is kept as Superseded for audit. One transaction with the edges and the
+// outcomes, so a reader sees either the whole repair or none of it.
+// mode: write
+// params: $event_key, $rows
+MATCH (e:RepairEvent {key: $event_key})
+UNWIND $rows AS row
+MATCH (old:Artifact {vid: row.old_vid}), (new:Staged {vid: row.vid})
+REMOVE old:Head, old:Withdrawn, old:Live, new:Staged
+SET old:Superseded, new:Head, new:Live, new.published_at = datetime()
+MERGE (e)-[:PUBLISHED]->(new)
+WITH e, old
+MATCH (e)-[w:WITHDREW]->(old)
+SET w.outcome = 'published'
+RETURN count(old) AS published

@@ -1,0 +1,7 @@
+// Live artifacts joined to a live artifact by a semantic edge (retrieval only).
+// mode: read
+// params: $key, $limit
+MATCH (a:Live {key: $key})-[:RELATED]-(b:Live)
+RETURN DISTINCT b {.*, created_at: null, published_at: null} AS artifact,
+       'Live' AS visibility
+LIMIT $limit

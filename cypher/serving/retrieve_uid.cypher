@@ -1,0 +1,5 @@
+// The serving read of one artifact by uid: its live version, or nothing.
+// mode: read
+// params: $key
+MATCH (a:Live {key: $key})
+RETURN a {.*, created_at: null, published_at: null} AS artifact, 'Live' AS visibility

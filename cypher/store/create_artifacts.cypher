@@ -1,0 +1,24 @@
+// Write a batch of fresh artifact versions and their influence edges (inputs must be
+// current versions). A row whose support is not live is written withdrawn and joins the
+// audit of the event that holds that support (the barrier covers late arrivals).
+// mode: write
+// params: $ns, $rows
+UNWIND $rows AS row
+CREATE (a:Artifact:Head {vid: row.vid, key: row.key, ns: $ns, uid: row.uid,
+        version: row.version, kind: row.kind, arch: row.arch, content: row.content,
+        value: row.value, repair_cost: row.repair_cost, recipe: row.recipe, meta: row.meta,
+        inputs: row.inputs, created_at: datetime()})
+FOREACH (_ IN CASE WHEN row.live THEN [1] ELSE [] END | SET a:Live)
+FOREACH (_ IN CASE WHEN row.live THEN [] ELSE [1] END |
+  SET a:Withdrawn, a.held_by = row.held_by, a.outcome = 'late_arrival')
+WITH a, row
+CALL (a, row) {
+  WITH a, row WHERE row.held_by IS NOT NULL
+  MATCH (e:RepairEvent {key: row.held_by})
+  MERGE (e)-[w:WITHDREW]->(a)
+  ON CREATE SET w.at = datetime(), w.root = false, w.outcome = 'late_arrival'
+}
+WITH a, row
+UNWIND range(0, size(row.input_keys) - 1) AS pos
+MATCH (i:Head {key: row.input_keys[pos]})
+CREATE (i)-[:INFLUENCES {pos: pos}]->(a)

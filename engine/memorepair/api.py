@@ -1,0 +1,242 @@
+"""The Python API for agent frameworks: one object per namespace, mirroring the CLI.
+
+    from memorepair.api import open_store
+
+    with open_store(ns="team-a") as memory:
+        memory.record({"uid": "pref-1", "kind": "record", "content": "Prefers EUR."})
+        memory.record({"uid": "sum-1", "kind": "summary", "content": "...",
+                       "inputs": ["pref-1"]})
+        report = memory.repair({"id": "gdpr-17", "type": "delete", "roots": ["pref-1"]})
+        memory.retrieve(uid="sum-1")      # [] until a validated successor is republished
+
+Every CLI command is a thin shell over a method here, so whatever an operator does at
+the terminal a program can do too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from memorepair import audit, recording, repair
+from memorepair.codec import artifact_from_row
+from memorepair.errors import InputError
+from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
+from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
+from memorepair.operators.base import Executor, Operator, ToolBackend
+from memorepair.operators.registry import OperatorRegistry, load_registry
+from memorepair.settings import Settings, load_settings
+from memorepair.store import Store
+
+EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
+
+
+class MemoryStore:
+    """A namespace of agent memory in Neo4j, with repair, serving reads and audit."""
+
+    def __init__(self, store: Store, ns: str, registry: OperatorRegistry) -> None:
+        self.store = store
+        self.ns = ns
+        self.registry = registry
+
+    @property
+    def settings(self) -> Settings:
+        return self.store.settings
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---- writing memory -----------------------------------------------------------
+    def apply_schema(self) -> list[str]:
+        return self.store.apply_schema()
+
+    def clear(self) -> None:
+        """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
+        self.store.autocommit("store/clear_namespace", ns=self.ns)
+
+    def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
+        """Record one artifact with its inputs; withdrawn at once if its support is."""
+        item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
+        return recording.record(self.store, self.ns, item)
+
+    def import_items(
+        self,
+        items: Iterable[ArtifactIn | EdgeIn],
+        progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> recording.ImportReport:
+        artifacts = []
+        edges = []
+        for item in items:
+            (artifacts if isinstance(item, ArtifactIn) else edges).append(item)
+        lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
+        memory = Memory(tuple(artifacts), tuple(edges), lines)
+        return recording.import_memory(self.store, self.ns, memory, progress=progress)
+
+    def import_file(
+        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+    ) -> recording.ImportReport:
+        return recording.import_memory(self.store, self.ns, read_memory(path), progress=progress)
+
+    def export_file(self, path: Path) -> int:
+        """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
+        rows = self.store.read("store/export_live", ns=self.ns)
+        artifacts = []
+        related = []
+        for row in rows:
+            artifact = artifact_from_row({**row["artifact"], "ns": self.ns}, "Live")
+            artifacts.append(
+                artifact.model_dump(
+                    mode="json", exclude={"version", "ns", "visibility"}, exclude_none=True
+                )
+            )
+            related += [(artifact.uid, other) for other in row["related"]]
+        with path.open("w", encoding="utf-8") as handle:
+            for line in dump_lines(artifacts, related):
+                handle.write(line + "\n")
+        return len(artifacts)
+
+    # ---- repair ---------------------------------------------------------------------
+    def event(self, event: EventLike) -> RepairEventSpec:
+        if isinstance(event, RepairEventSpec):
+            spec = event
+        elif isinstance(event, Path):
+            spec = read_event(event)
+        elif isinstance(event, str):
+            spec = parse_event(event)
+        else:
+            spec = parse_event(_json(event))
+        if spec.ns != self.ns:
+            if "ns" in spec.model_fields_set:
+                raise InputError(
+                    f"event {spec.id!r} names namespace {spec.ns!r} but this store is {self.ns!r}"
+                )
+            spec = spec.model_copy(update={"ns": self.ns})
+        return spec
+
+    def plan(self, event: EventLike, *, lam: float | None = None,
+             selector: repair.Selector | None = None) -> repair.Plan:
+        return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
+
+    def repair(
+        self,
+        event: EventLike,
+        *,
+        selector: repair.Selector | None = None,
+        lam: float | None = None,
+        progress: repair.Progress = lambda phase, done, total: None,
+    ) -> repair.RepairReport:
+        return repair.run(
+            self.store, self.registry, self.event(event), selector=selector, lam=lam,
+            progress=progress, options=self._options(),
+        )
+
+    def resume(self, event_id: str | None = None,
+               progress: repair.Progress = lambda phase, done, total: None) -> list[repair.RepairReport]:
+        return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
+
+    def report(self, event_id: str) -> repair.RepairReport:
+        return repair.report_of(self.store, self.ns, event_id)
+
+    # ---- serving reads ----------------------------------------------------------------
+    def retrieve(
+        self,
+        *,
+        uid: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+        related: bool = False,
+        limit: int = 20,
+    ) -> list[Artifact]:
+        """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever."""
+        if limit < 1 or limit > 10_000:
+            raise InputError(f"limit must be between 1 and 10000, got {limit}")
+        if related:
+            if uid is None:
+                raise InputError("related retrieval needs a uid")
+            rows = self.store.read("serving/retrieve_related", key=artifact_key(self.ns, uid), limit=limit)
+        elif uid is not None:
+            rows = self.store.read("serving/retrieve_uid", key=artifact_key(self.ns, uid))
+        else:
+            rows = self.store.read("serving/retrieve", ns=self.ns, kind=kind, text=text, limit=limit)
+        return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+
+    # ---- audit ------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        rows = self.store.read("store/count_by_visibility", ns=self.ns)
+        return {k: int(v or 0) for k, v in rows[0].items()}
+
+    def audit_events(self) -> list[dict[str, Any]]:
+        return audit.events(self.store, self.ns)
+
+    def audit_event(self, event_id: str) -> dict[str, list[dict[str, Any]]]:
+        return audit.event_sets(self.store, self.ns, event_id)
+
+    def lineage(self, uid: str) -> list[dict[str, Any]]:
+        return audit.lineage(self.store, self.ns, uid)
+
+    def still_withdrawn(self) -> list[dict[str, Any]]:
+        return audit.still_withdrawn(self.store, self.ns)
+
+    def stale_served(self) -> list[dict[str, Any]]:
+        return audit.stale_served(self.store, self.ns)
+
+    # ---- plugins ------------------------------------------------------------------------
+    def register_operator(self, operator: Operator) -> None:
+        self.registry.register_operator(operator)
+
+    def register_executor(self, name: str, executor: Executor) -> None:
+        self.registry.register_executor(name, executor)
+
+    def register_backend(self, backend: ToolBackend) -> None:
+        self.registry.register_backend(backend)
+
+    def _options(self) -> dict[str, Any]:
+        s = self.settings
+        options: dict[str, Any] = {"max_content_chars": s.max_content_bytes}
+        if s.llm_base_url:
+            options.update(
+                llm_base_url=s.llm_base_url,
+                llm_model=s.llm_model,
+                llm_api_key=s.llm_api_key.get_secret_value() if s.llm_api_key else None,
+            )
+        return options
+
+
+def open_store(
+    ns: str | None = None, settings: Settings | None = None, **overrides: Any
+) -> MemoryStore:
+    """Connect to the configured Neo4j (or the local server) for one namespace."""
+    resolved = settings or load_settings(**overrides)
+    namespace = ns or resolved.namespace
+    if not re.fullmatch(NS_PATTERN, namespace):
+        raise InputError(
+            f"namespace {namespace!r} is not valid: letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit, at most 64 characters"
+        )
+    store = Store.connect(resolved)
+    registry = load_registry({})
+    return MemoryStore(store, namespace, registry)
+
+
+def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
+    from pydantic import ValidationError
+
+    try:
+        return ArtifactIn.model_validate(dict(data))
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        raise InputError(f"artifact {data.get('uid', '?')!r}: {problems}") from exc
+
+
+def _json(data: Mapping[str, Any]) -> str:
+    return json.dumps(dict(data))

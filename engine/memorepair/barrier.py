@@ -1,0 +1,150 @@
+"""Steps 1 and 2: compute the cascade C(F) and withdraw all of it in one transaction.
+
+The barrier transaction locks the roots, computes the reach over INFLUENCES, withdraws
+it (which locks every node of it), and computes the reach again until nothing new
+appears. A writer that derived a new artifact from a cascade node before the barrier
+took that node's lock has committed by then, so the repeated reach sees its edge and
+withdraws it too; a writer after that sees the node withdrawn (see `recording`). When
+the transaction commits, no node of C(F) is served, and the event's phase says so.
+
+Roots of a `correct` (or `migrate`) event are superseded in the same transaction by
+their replacement X_delta (or by the new interface kappa_e), which is fresh support and
+served at once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+
+from memorepair.errors import CascadeBusyError, UnknownArtifactError
+from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
+from memorepair.codec import canonical_json
+from memorepair.store import Store, Tx
+
+
+@dataclass(frozen=True)
+class BarrierResult:
+    withdrawn: int
+    seconds: float
+    rounds: int
+
+
+def event_key(ns: str, event_id: str) -> str:
+    return f"{ns}/{event_id}"
+
+
+def withdraw(store: Store, spec: RepairEventSpec, *, cascade: bool = True) -> BarrierResult:
+    """Withdraw C(F) (or only F, for the no-cascade baseline) atomically.
+
+    Raises `UnknownArtifactError` (nothing withdrawn) for a missing or deleted root and
+    `CascadeBusyError` when another open event holds part of the cascade; the caller may
+    wait and retry (`withdraw_when_free`).
+    """
+    started = time.perf_counter()
+    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade))
+    return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
+
+
+def withdraw_when_free(
+    store: Store, spec: RepairEventSpec, *, cascade: bool = True, wait_s: float | None = None
+) -> BarrierResult:
+    """`withdraw`, waiting (with backoff) while an overlapping event still holds nodes."""
+    deadline = time.monotonic() + (store.settings.busy_wait_s if wait_s is None else wait_s)
+    delay = 0.05
+    while True:
+        try:
+            return withdraw(store, spec, cascade=cascade)
+        except CascadeBusyError:
+            if time.monotonic() + delay > deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+
+def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
+    ns, key = spec.ns, event_key(spec.ns, spec.id)
+    root_keys = [artifact_key(ns, uid) for uid in spec.roots]
+    roots = {row["key"]: row for row in tx.run("store/lock_heads", keys=root_keys)}
+    missing = [uid for uid, k in zip(spec.roots, root_keys, strict=True) if k not in roots]
+    deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
+    if missing or deleted:
+        raise UnknownArtifactError(
+            f"event {spec.id!r}: unknown roots {missing}" if missing
+            else f"event {spec.id!r}: roots {deleted} were already deleted"
+        )
+    withdrawn: set[str] = set()
+    rounds = 0
+    while True:
+        rounds += 1
+        if cascade:
+            reach = tx.run("barrier/reach_cascade", keys=root_keys)
+        else:
+            reach = [{"key": k, "held_by": roots[k]["held_by"], "withdrawn": not roots[k]["live"]}
+                     for k in root_keys]
+        _refuse_if_busy(tx, spec, reach)
+        new = sorted(row["key"] for row in reach if row["key"] not in withdrawn)
+        if not new:
+            break
+        tx.run("barrier/withdraw_cascade", event_key=key, keys=new, roots=root_keys)
+        withdrawn.update(new)
+    if spec.type is not EventType.DELETE:
+        _replace_roots(tx, spec, roots)
+    tx.run(
+        "events/set_phase",
+        key=key,
+        phase="withdrawn",
+        status="open",
+        figures={"withdrawn": len(withdrawn), "barrier_rounds": rounds},
+    )
+    return len(withdrawn), rounds
+
+
+def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, reach: list[dict[str, object]]) -> None:
+    key = event_key(spec.ns, spec.id)
+    holders = sorted(
+        {str(row["held_by"]) for row in reach if row["withdrawn"] and row["held_by"] not in (None, key)}
+    )
+    if not holders:
+        return
+    busy = tx.run("barrier/open_holders", keys=holders)
+    if busy:
+        names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
+        raise CascadeBusyError(
+            f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
+            "complete (`memorepair resume` finishes an interrupted one)"
+        )
+
+
+def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
+    ns = spec.ns
+    keys = [artifact_key(ns, uid) for uid in spec.roots]
+    latest = {row["key"]: int(row["version"]) for row in tx.run("execution/max_versions", keys=keys)}
+    rows = []
+    for uid in spec.roots:
+        k = artifact_key(ns, uid)
+        version = latest[k] + 1
+        if spec.type is EventType.CORRECT:
+            replacement = next(r for r in spec.replacements if r.replaces == uid)
+            content = replacement.content
+            meta = canonical_json(replacement.meta)
+            recipe = canonical_json(replacement.recipe.model_dump() if replacement.recipe else None)
+        else:
+            assert spec.interface is not None  # the model guarantees it for migrate
+            interface = spec.interface.model_dump()
+            content = json.dumps(interface, sort_keys=True)
+            meta = canonical_json({"tool": spec.interface.tool, "interface": interface})
+            recipe = None
+        rows.append(
+            {
+                "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
+                "vid": version_id(ns, uid, version),
+                "key": k,
+                "version": version,
+                "content": content,
+                "meta": meta,
+                "recipe": recipe,
+            }
+        )
+    tx.run("barrier/replace_roots", event_key=event_key(ns, spec.id), rows=rows)

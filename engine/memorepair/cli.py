@@ -1,0 +1,416 @@
+"""`memorepair`: the command line, one thin command per API call.
+
+Errors of the package are caught once, in `main`, and printed as one line (exit 1; 2 for
+bad input); `--debug` shows the trace. Every command that prints data takes `--json`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from memorepair.errors import InputError, MemoRepairError
+from memorepair.settings import Settings, load_settings
+
+JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
+
+
+def _emit(data: Any, as_json: bool, human: Callable[[], None]) -> None:
+    if as_json:
+        click.echo(json.dumps(data, indent=2, sort_keys=True, default=str))
+    else:
+        human()
+
+
+class _Progress:
+    """Phase progress on stderr, at most a few lines a second, never on stdout."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.last = 0.0
+        self.phase = ""
+
+    def __call__(self, phase: str, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        now = time.monotonic()
+        if phase == self.phase and done < total and now - self.last < 0.5:
+            return
+        self.phase, self.last = phase, now
+        click.echo(f"  {phase:<10} {done}/{total}", err=True)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.option("--ns", envvar="MEMOREPAIR_NAMESPACE", default=None,
+              help="Namespace (tenant) to work in [env MEMOREPAIR_NAMESPACE; default 'default'].")
+@click.option("--debug", is_flag=True, help="Show the full trace on errors.")
+@click.version_option(package_name="memorepair")
+@click.pass_context
+def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
+    """Barrier-first cascade repair for agent memory stored in Neo4j.
+
+    When a source artifact is deleted, corrected or invalidated by a tool migration,
+    MemoRepair withdraws everything derived from it in one transaction, rebuilds what is
+    worth rebuilding (chosen exactly by a min-cut), validates each successor and
+    republishes only validated ones as new versions, leaving an audit trail in the graph.
+
+    \b
+    Typical session:
+      memorepair neo4j start              # local Neo4j from Maven jars (no NEO4J_URI set)
+      memorepair schema apply
+      memorepair import memory.jsonl
+      memorepair plan event.json          # dry run: cascade, modes, selection, cost
+      memorepair repair event.json
+      memorepair audit event EVENT_ID     # what was withdrawn, published, removed, failed
+      memorepair retrieve --uid UID       # serving read: live artifacts only
+
+    Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
+    NEO4J_PASSWORD / NEO4J_DATABASE, and a .env file in the working directory.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["debug"] = debug
+    ctx.obj["ns"] = ns
+
+
+def _settings() -> Settings:
+    return load_settings()
+
+
+@contextmanager
+def _memory(ctx: click.Context) -> Iterator[Any]:
+    from memorepair.api import open_store
+
+    memory = open_store(ns=ctx.obj.get("ns"), settings=_settings())
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
+# ---- the local server ----------------------------------------------------------------
+@cli.group()
+def neo4j() -> None:
+    """Run the local Neo4j Community server (jars from Maven Central, no Docker).
+
+    Used whenever NEO4J_URI is not set. Bolt listens on 127.0.0.1:MEMOREPAIR_BOLT_PORT
+    (7687); data, logs and the generated password (mode 0600) live under
+    MEMOREPAIR_STATE_DIR/neo4j (./.memorepair/neo4j).
+    """
+
+
+@neo4j.command("start")
+@JSON_OPTION
+def neo4j_start(as_json: bool) -> None:
+    """Fetch the jars if needed, start the server and wait until Bolt answers."""
+    from memorepair.local_server import LocalServer
+
+    status = LocalServer(_settings()).start(progress=lambda m: click.echo(m, err=True))
+    _emit(status.as_dict(), as_json, lambda: click.echo(f"running at {status.uri} (pid {status.pid})"))
+
+
+@neo4j.command("stop")
+@JSON_OPTION
+def neo4j_stop(as_json: bool) -> None:
+    """Stop the local server cleanly (SIGTERM, then SIGKILL after 60 s)."""
+    from memorepair.local_server import LocalServer
+
+    stopped = LocalServer(_settings()).stop()
+    _emit({"stopped": stopped}, as_json,
+          lambda: click.echo("stopped" if stopped else "was not running"))
+
+
+@neo4j.command("status")
+@JSON_OPTION
+def neo4j_status(as_json: bool) -> None:
+    """Whether the local server runs, its pid, URI and data folder (exit 3 if stopped)."""
+    from memorepair.local_server import LocalServer
+
+    status = LocalServer(_settings()).status()
+    _emit(status.as_dict(), as_json, lambda: click.echo(
+        f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
+        f"home {status.home}" + (f"  pid {status.pid}" if status.pid else "")))
+    if not status.running:
+        sys.exit(3)
+
+
+# ---- schema and data --------------------------------------------------------------------
+@cli.group()
+def schema() -> None:
+    """Constraints and indexes (from cypher/schema/)."""
+
+
+@schema.command("apply")
+@JSON_OPTION
+@click.pass_context
+def schema_apply(ctx: click.Context, as_json: bool) -> None:
+    """Create every constraint and index; safe to run again."""
+    with _memory(ctx) as memory:
+        names = memory.apply_schema()
+    _emit(names, as_json, lambda: click.echo(f"applied {len(names)} schema statements"))
+
+
+@cli.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@JSON_OPTION
+@click.pass_context
+def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
+    """Import a memory from JSON Lines (docs/interchange.md).
+
+    The whole file is validated first (every line, duplicate uids, missing inputs,
+    influence cycles); an error names the line and field and nothing is written.
+    """
+    progress = _Progress(quiet=as_json)
+    with _memory(ctx) as memory:
+        report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
+    _emit(report.as_dict(), as_json, lambda: click.echo(
+        f"imported {report.written} artifacts ({report.live} live, "
+        f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
+        f"{report.related} related edges"))
+
+
+@cli.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.pass_context
+def export(ctx: click.Context, file: Path) -> None:
+    """Export the served (live) memory as JSON Lines."""
+    with _memory(ctx) as memory:
+        count = memory.export_file(file)
+    click.echo(f"exported {count} live artifacts to {file}")
+
+
+# ---- repair ----------------------------------------------------------------------------
+_SELECTOR = click.option(
+    "--selector", type=click.Choice(["mincut", "greedy", "all", "none"]), default=None,
+    help="mincut (exact, default), greedy, all (Repair-all) or none (no cascade repair).",
+)
+_LAMBDA = click.option("--lambda", "lam", type=float, default=None,
+                       help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].")
+
+
+@cli.command("plan")
+@click.argument("event", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_SELECTOR
+@_LAMBDA
+@JSON_OPTION
+@click.pass_context
+def plan_cmd(ctx: click.Context, event: Path, selector: str | None, lam: float | None,
+             as_json: bool) -> None:
+    """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing."""
+    with _memory(ctx) as memory:
+        plan = memory.plan(event, lam=lam, selector=selector)  # type: ignore[arg-type]
+    data = plan.as_dict()
+
+    def human() -> None:
+        click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
+        click.echo(f"cascade: {len(data['cascade'])} artifacts would be withdrawn")
+        for c in data["candidates"]:
+            mark = "x" if c["selected"] else " "
+            run = "" if c["executable"] else f"  (not executable: {c['reason']})"
+            click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} w={c['value']:<6g} c={c['cost']:<6g}{run}")
+        click.echo(f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
+                   f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
+                   f"{data['repair_all_cost']:g}")
+
+    _emit(data, as_json, human)
+
+
+def _print_report(data: dict[str, Any]) -> None:
+    click.echo(f"event {data['event']} ({data['type']}): {data['status']}"
+               + (f" (resumed from {data['resumed_from']})" if data.get("resumed_from") else ""))
+    click.echo(f"  withdrawn at the barrier: {data['withdrawn']}")
+    for outcome, uids in data["outcomes"].items():
+        if uids:
+            shown = ", ".join(uids[:8]) + (f", ... (+{len(uids) - 8})" if len(uids) > 8 else "")
+            click.echo(f"  {outcome:<16} {len(uids):>5}  {shown}")
+    norm = data.get("normalised_cost")
+    click.echo(
+        f"  selector {data['selector']} (lambda {data['lambda']:g}, {data['backend']}): "
+        f"value {data['repair_value']:g}, cost {data['cost']:g}"
+        + (f" = {norm:.2f} of Repair-all's {data['repair_all_cost']:g}" if norm else "")
+    )
+
+
+@cli.command("repair")
+@click.argument("event", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@_SELECTOR
+@_LAMBDA
+@JSON_OPTION
+@click.pass_context
+def repair_cmd(ctx: click.Context, event: Path, selector: str | None, lam: float | None,
+               as_json: bool) -> None:
+    """Run a repair event: withdraw, select, execute, validate, republish.
+
+    Idempotent by event id: running the same event again after a crash resumes it.
+    """
+    with _memory(ctx) as memory:
+        report = memory.repair(event, selector=selector, lam=lam,  # type: ignore[arg-type]
+                               progress=_Progress(quiet=as_json))
+    _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+
+
+@cli.command("resume")
+@click.argument("event_id", required=False)
+@JSON_OPTION
+@click.pass_context
+def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool) -> None:
+    """Complete an interrupted event (or every open event of the namespace)."""
+    with _memory(ctx) as memory:
+        reports = memory.resume(event_id, progress=_Progress(quiet=as_json))
+    data = [r.as_dict() for r in reports]
+
+    def human() -> None:
+        if not data:
+            click.echo("no open events")
+        for item in data:
+            _print_report(item)
+
+    _emit(data, as_json, human)
+
+
+@cli.command("status")
+@JSON_OPTION
+@click.pass_context
+def status_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Artifacts by visibility and the open (unfinished) events of the namespace."""
+    with _memory(ctx) as memory:
+        counts = memory.counts()
+        open_events = memory.store.read("events/open_events", ns=memory.ns)
+        data = {"namespace": memory.ns, "server": memory.store.uri, "artifacts": counts,
+                "open_events": open_events}
+    _emit(data, as_json, lambda: click.echo(
+        f"namespace {data['namespace']} on {data['server']}\n  "
+        + "  ".join(f"{k} {v}" for k, v in counts.items())
+        + f"\n  open events: {', '.join(e['id'] + ' (' + e['phase'] + ')' for e in open_events) or 'none'}"))
+
+
+@cli.command("retrieve")
+@click.option("--uid", help="One artifact by uid.")
+@click.option("--kind", type=click.Choice(["record", "cache", "summary", "skill"]))
+@click.option("--text", help="Case-insensitive substring of the content.")
+@click.option("--related", is_flag=True, help="Live artifacts joined to --uid by RELATED edges.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@JSON_OPTION
+@click.pass_context
+def retrieve_cmd(ctx: click.Context, uid: str | None, kind: str | None, text: str | None,
+                 related: bool, limit: int, as_json: bool) -> None:
+    """The serving read: live artifacts only (never withdrawn, staged or superseded)."""
+    with _memory(ctx) as memory:
+        found = memory.retrieve(uid=uid, kind=kind, text=text, related=related, limit=limit)
+    data = [a.model_dump(mode="json") for a in found]
+
+    def human() -> None:
+        for a in found:
+            first = a.content.splitlines()[0] if a.content else ""
+            click.echo(f"{a.uid}@{a.version}  {a.kind.value:<8} {first[:90]}")
+        if not found:
+            click.echo("nothing live matches")
+
+    _emit(data, as_json, human)
+
+
+# ---- audit --------------------------------------------------------------------------------
+@cli.group()
+def audit() -> None:
+    """Read the audit trail (the same Cypher as cypher/audit/, for Neo4j Browser)."""
+
+
+@audit.command("events")
+@JSON_OPTION
+@click.pass_context
+def audit_events(ctx: click.Context, as_json: bool) -> None:
+    """Repair events of the namespace, newest first."""
+    with _memory(ctx) as memory:
+        rows = memory.audit_events()
+    _emit(rows, as_json, lambda: [click.echo(
+        f"{r['event']:<24} {r['type']:<8} {r['status']:<10} phase {r['phase']:<10} "
+        f"withdrawn {r['withdrawn'] or 0} published {r['published'] or 0}") for r in rows])
+
+
+@audit.command("event")
+@click.argument("event_id")
+@JSON_OPTION
+@click.pass_context
+def audit_event(ctx: click.Context, event_id: str, as_json: bool) -> None:
+    """One event's cascade by outcome: published, removed, failed, blocked, unselected, ..."""
+    with _memory(ctx) as memory:
+        sets = memory.audit_event(event_id)
+
+    def human() -> None:
+        for outcome, items in sets.items():
+            click.echo(f"{outcome} ({len(items)})")
+            for item in items:
+                why = f"  -- {item['reason']}" if item.get("reason") else ""
+                succ = f" -> v{item['successor']}" if item.get("successor") else ""
+                click.echo(f"  {item['uid']}@{item['version']}{succ} {item.get('mode') or ''}{why}")
+
+    _emit(sets, as_json, human)
+
+
+@audit.command("lineage")
+@click.argument("uid")
+@JSON_OPTION
+@click.pass_context
+def audit_lineage(ctx: click.Context, uid: str, as_json: bool) -> None:
+    """Every version of one artifact, its inputs and the events that touched it."""
+    with _memory(ctx) as memory:
+        rows = memory.lineage(uid)
+    _emit(rows, as_json, lambda: [click.echo(
+        f"v{r['version']} {r['visibility']:<10} inputs {', '.join(r['inputs']) or '-'}"
+        + (f"  published by {r['published_by']}" if r["published_by"] else "")) for r in rows])
+
+
+@audit.command("withdrawn")
+@JSON_OPTION
+@click.pass_context
+def audit_withdrawn(ctx: click.Context, as_json: bool) -> None:
+    """Current versions still withheld from serving, with the event and reason."""
+    with _memory(ctx) as memory:
+        rows = memory.still_withdrawn()
+    _emit(rows, as_json, lambda: [click.echo(
+        f"{r['uid']}@{r['version']}  {r['event']}  {r['outcome']}  {r['reason'] or ''}")
+        for r in rows] or click.echo("nothing is withdrawn"))
+
+
+@audit.command("check")
+@JSON_OPTION
+@click.pass_context
+def audit_check(ctx: click.Context, as_json: bool) -> None:
+    """Check the barrier invariant: no live artifact has support that is not live (exit 4)."""
+    with _memory(ctx) as memory:
+        rows = memory.stale_served()
+    _emit(rows, as_json, lambda: click.echo(
+        "ok: no served artifact depends on withdrawn support" if not rows
+        else "\n".join(f"STALE {r['uid']}@{r['version']} <- {r['support']}@{r['support_version']} "
+                       f"({r['support_visibility']})" for r in rows)))
+    if rows:
+        sys.exit(4)
+
+
+def main() -> None:
+    debug = "--debug" in sys.argv
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except MemoRepairError as exc:
+        if debug:
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2 if isinstance(exc, InputError) else 1)
+    except SystemExit:
+        raise
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,275 @@
+"""Step 5a: execute the selected candidates S in topological order and validate them.
+
+Each successor is built by its mode's operator from Ret(e), X_delta, kappa_e and the
+staged successors of its required predecessors, then written as a *staged* version
+(invisible to serving). Validation runs on the staged successors afterwards; both
+phases are recorded on the event, and a resumed run reuses what a crashed one staged
+(staging is keyed by the successor's version id).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from memorepair.candidates import Candidate, CandidateFamily
+from memorepair.codec import artifact_from_row, canonical_json
+from memorepair.model import Artifact, Interface, Mode, RepairEventSpec, artifact_key, version_id
+from memorepair.operators.base import (
+    Operator,
+    RepairContext,
+    Successor,
+    Support,
+    Validation,
+)
+from memorepair.store import Store
+
+Progress = Callable[[str, int, int], None]
+
+
+class Registry(Protocol):
+    def operator(self, mode: Mode, artifact: Artifact) -> Operator | None: ...
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One executed candidate: its staged successor and, after validation, the verdict."""
+
+    candidate: Candidate
+    vid: str
+    successor: Successor | None
+    context: RepairContext | None
+    validated: bool | None = None
+    detail: str = ""
+
+
+def topological(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
+    """Kahn's order over E^req restricted to S, ties broken by candidate index."""
+    chosen = set(selected)
+    indegree = dict.fromkeys(chosen, 0)
+    children: dict[int, list[int]] = {}
+    for j, i in family.requirement_edges:
+        if i in chosen and j in chosen:
+            indegree[i] += 1
+            children.setdefault(j, []).append(i)
+    ready = sorted(i for i, d in indegree.items() if d == 0)
+    order: list[int] = []
+    while ready:
+        level: list[int] = []
+        for i in ready:
+            order.append(i)
+            for child in children.get(i, ()):
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    level.append(child)
+        ready = sorted(level)
+    return order
+
+
+def _batched(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def stage(
+    store: Store,
+    registry: Registry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[int],
+    *,
+    options: Mapping[str, Any],
+    progress: Progress = lambda phase, done, total: None,
+) -> list[Attempt]:
+    """Build every selected successor in topological order and stage it in Neo4j."""
+    ns, key = spec.ns, f"{spec.ns}/{spec.id}"
+    order = topological(family, selected)
+    candidates = [family.candidates[i] for i in order]
+    size = store.settings.batch_size
+    previous = {row["old_vid"]: row["artifact"] for row in store.read("execution/staged_successors", event_key=key)}
+    old: dict[str, Artifact] = {}
+    old_inputs: dict[str, list[tuple[int, Artifact]]] = {}
+    for chunk in _batched([c.vid for c in candidates], size):
+        for row in store.read("execution/read_versions", vids=list(chunk)):
+            artifact = artifact_from_row(row["artifact"], row["visibility"])
+            old[artifact.vid] = artifact
+        for row in store.read("execution/input_versions", vids=list(chunk)):
+            old_inputs.setdefault(row["vid"], []).append(
+                (row["pos"], artifact_from_row(row["artifact"], row["visibility"]))
+            )
+    outside = sorted(
+        {u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid}
+    )
+    heads: dict[str, Artifact] = {}
+    for chunk in _batched([artifact_key(ns, u) for u in outside], size):
+        for row in store.read("execution/read_heads", keys=list(chunk)):
+            artifact = artifact_from_row(row["artifact"], row["visibility"])
+            heads[artifact.uid] = artifact
+    latest = {}
+    for chunk in _batched([artifact_key(ns, c.uid) for c in candidates], size):
+        latest.update({r["key"]: int(r["version"]) for r in store.read("execution/max_versions", keys=list(chunk))})
+
+    successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
+    attempts: list[Attempt] = []
+    pending: list[dict[str, Any]] = []
+    roots = set(family.roots)
+    for done, candidate in enumerate(candidates, start=1):
+        artifact = old[candidate.vid]
+        ctx = _context(spec, artifact, old_inputs.get(candidate.vid, []), heads, successors, roots, options)
+        reused = previous.get(candidate.vid)
+        if reused is not None:
+            successor = Successor(
+                content=reused.get("content") or "",
+                inputs=tuple(reused.get("inputs") or ()),
+                recipe=artifact_from_row(reused, "Staged").recipe,
+                meta=artifact_from_row(reused, "Staged").meta,
+            )
+            vid = str(reused["vid"])
+            attempt = Attempt(candidate, vid, successor, ctx, reused.get("validated"),
+                              reused.get("validation") or "")
+        else:
+            vid = version_id(ns, candidate.uid, latest[artifact_key(ns, candidate.uid)] + 1)
+            attempt = _build(registry, candidate, artifact, ctx, vid)
+            if attempt.successor is not None:
+                pending.append(_stage_row(candidate, attempt))
+        if attempt.successor is not None:
+            staged = _staged_artifact(artifact, attempt)
+            successors[candidate.uid] = (staged, attempt.successor)
+        attempts.append(attempt)
+        if len(pending) >= size:
+            store.write("execution/stage_successors", event_key=key, rows=pending)
+            pending = []
+        progress("execute", done, len(candidates))
+    if pending:
+        store.write("execution/stage_successors", event_key=key, rows=pending)
+    return attempts
+
+
+def validate(
+    store: Store,
+    registry: Registry,
+    spec: RepairEventSpec,
+    attempts: Sequence[Attempt],
+    *,
+    progress: Progress = lambda phase, done, total: None,
+) -> list[Attempt]:
+    """Run each operator's validation on its staged successor and record the verdicts."""
+    key = f"{spec.ns}/{spec.id}"
+    checked: list[Attempt] = []
+    rows: list[dict[str, Any]] = []
+    for done, attempt in enumerate(attempts, start=1):
+        if attempt.successor is None or attempt.context is None:
+            checked.append(attempt)
+            continue
+        if attempt.validated is not None:  # verdict recorded by an earlier run
+            checked.append(attempt)
+            continue
+        operator = registry.operator(attempt.candidate.mode, attempt.context.artifact)
+        if operator is None:
+            verdict = Validation(False, f"no {attempt.candidate.mode.value} operator")
+        else:
+            try:
+                verdict = operator.validate(attempt.context, attempt.successor)
+            except Exception as exc:  # a plugin's crash is a failed validation, not ours
+                verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
+        result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
+        checked.append(result)
+        rows.append(_stage_row(result.candidate, result))
+        progress("validate", done, len(attempts))
+    size = store.settings.batch_size
+    for start in range(0, len(rows), size):
+        store.write("execution/stage_successors", event_key=key, rows=rows[start : start + size])
+    return checked
+
+
+def _build(
+    registry: Registry, candidate: Candidate, artifact: Artifact, ctx: RepairContext, vid: str
+) -> Attempt:
+    operator = registry.operator(candidate.mode, artifact)
+    if operator is None:
+        return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
+    try:
+        successor = operator.build(ctx)
+    except Exception as exc:  # an operator that cannot build fails this candidate only
+        return Attempt(candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}")
+    allowed = {s.uid for s in ctx.support}
+    stray = [u for u in successor.inputs if u not in allowed]
+    if stray:
+        return Attempt(candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}")
+    return Attempt(candidate, vid, successor, ctx)
+
+
+def _context(
+    spec: RepairEventSpec,
+    artifact: Artifact,
+    used: list[tuple[int, Artifact]],
+    heads: Mapping[str, Artifact],
+    successors: Mapping[str, tuple[Artifact, Successor]],
+    roots: set[str],
+    options: Mapping[str, Any],
+) -> RepairContext:
+    support: list[Support] = []
+    invalidated: list[Artifact] = []
+    used_by_uid = {a.uid: a for _, a in sorted(used, key=lambda pair: pair[0])}
+    for uid in artifact.inputs:
+        if uid in successors:
+            staged, _ = successors[uid]
+            support.append(_support(staged, "successor"))
+        elif uid in heads and heads[uid].visibility.value == "Live":
+            origin = "replacement" if uid in roots else "retained"
+            support.append(_support(heads[uid], origin))
+        old = used_by_uid.get(uid)
+        if old is not None and (uid in successors or old.visibility.value != "Live"):
+            invalidated.append(old)  # the version it used is gone: never draw on it again
+    return RepairContext(
+        event_type=spec.type,
+        artifact=artifact,
+        support=tuple(support),
+        invalidated=tuple(invalidated),
+        interface=spec.interface if isinstance(spec.interface, Interface) else None,
+        options=options,
+    )
+
+
+def _support(artifact: Artifact, origin: str) -> Support:
+    return Support(
+        uid=artifact.uid,
+        version=artifact.version,
+        kind=artifact.kind,
+        arch=artifact.arch,
+        content=artifact.content,
+        meta=artifact.meta,
+        origin=origin,  # type: ignore[arg-type]
+    )
+
+
+def _staged_artifact(old: Artifact, attempt: Attempt) -> Artifact:
+    assert attempt.successor is not None
+    version = int(attempt.vid.rsplit("@", 1)[1])
+    return old.model_copy(
+        update={
+            "version": version,
+            "content": attempt.successor.content,
+            "recipe": attempt.successor.recipe,
+            "meta": dict(attempt.successor.meta),
+            "inputs": list(attempt.successor.inputs),
+            "visibility": "Staged",
+        }
+    )
+
+
+def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
+    assert attempt.successor is not None
+    successor = attempt.successor
+    return {
+        "old_vid": candidate.vid,
+        "vid": attempt.vid,
+        "content": successor.content,
+        "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
+        "meta": canonical_json(dict(successor.meta)),
+        "inputs": list(successor.inputs),
+        "validated": attempt.validated,
+        "validation": attempt.detail or None,
+        "operator": candidate.mode.value,
+    }

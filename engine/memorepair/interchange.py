@@ -1,0 +1,197 @@
+"""JSON Lines interchange for memories and JSON files for repair events.
+
+A memory file holds one object per line:
+
+    {"type": "artifact", "uid": "...", "kind": "cache", "content": "...", "inputs": [...]}
+    {"type": "edge", "src": "a", "dst": "b", "rel": "RELATED"}
+
+Parsing validates every line and the file as a whole (duplicate uids, dangling inputs,
+influence cycles) before anything is written, and every error names the line and field.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from memorepair.errors import CycleError, InputError
+from memorepair.model import ArtifactIn, EdgeIn, RepairEventSpec
+
+MAX_LINE_BYTES = 8_000_000
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A parsed memory file: artifacts in file order plus standalone edges."""
+
+    artifacts: tuple[ArtifactIn, ...]
+    edges: tuple[EdgeIn, ...]
+    lines: dict[str, int]
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"field '{'.'.join(str(p) for p in err['loc']) or '(line)'}': {err['msg']}"
+        for err in exc.errors()
+    )
+
+
+def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
+    artifacts: list[ArtifactIn] = []
+    edges: list[EdgeIn] = []
+    where: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_BYTES:
+            raise InputError(f"{source}:{number}: line is longer than {MAX_LINE_BYTES} bytes")
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
+        if not isinstance(obj, dict):
+            raise InputError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
+        kind = obj.pop("type", None)
+        try:
+            if kind == "artifact":
+                artifact = ArtifactIn.model_validate(obj)
+                if artifact.uid in where:
+                    raise InputError(
+                        f"{source}:{number}: uid {artifact.uid!r} already defined on line "
+                        f"{where[artifact.uid]}"
+                    )
+                where[artifact.uid] = number
+                artifacts.append(artifact)
+            elif kind == "edge":
+                edges.append(EdgeIn.model_validate(obj))
+            else:
+                raise InputError(
+                    f"{source}:{number}: field 'type' must be 'artifact' or 'edge', got {kind!r}"
+                )
+        except ValidationError as exc:
+            raise InputError(f"{source}:{number}: {_describe(exc)}") from exc
+    return Memory(tuple(artifacts), tuple(edges), where)
+
+
+def read_memory(path: Path) -> Memory:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return parse_lines(handle, str(path))
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+
+
+def read_event(path: Path) -> RepairEventSpec:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot read event file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    return parse_event(raw, str(path))
+
+
+def parse_event(raw: str, source: str = "<event>") -> RepairEventSpec:
+    try:
+        obj = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    if not isinstance(obj, dict):
+        raise InputError(f"{source}: an event is a JSON object, got {type(obj).__name__}")
+    try:
+        return RepairEventSpec.model_validate(obj)
+    except ValidationError as exc:
+        raise InputError(f"{source}: {_describe(exc)}") from exc
+
+
+def influence_order(memory: Memory, known: set[str]) -> list[ArtifactIn]:
+    """Artifacts in an order where every input comes first; refuses dangling and cyclic input.
+
+    `known` holds uids that already exist in the store. Standalone INFLUENCES edge lines
+    are folded into their target's inputs (they must point at an artifact of this file).
+    """
+    by_uid = {a.uid: a for a in memory.artifacts}
+    extra: dict[str, list[str]] = {}
+    for edge in memory.edges:
+        if edge.rel != "INFLUENCES":
+            continue
+        if edge.dst not in by_uid:
+            raise InputError(
+                f"INFLUENCES edge {edge.src!r} -> {edge.dst!r}: the target must be an artifact "
+                "of this file (an influence edge is part of recording the derived artifact)"
+            )
+        extra.setdefault(edge.dst, []).append(edge.src)
+    inputs: dict[str, list[str]] = {}
+    for artifact in memory.artifacts:
+        merged = list(artifact.inputs)
+        merged += [u for u in extra.get(artifact.uid, []) if u not in merged]
+        for uid in merged:
+            if uid not in by_uid and uid not in known:
+                raise InputError(
+                    f"line {memory.lines[artifact.uid]}: artifact {artifact.uid!r} has input "
+                    f"{uid!r}, which is neither in the file nor a current artifact in the store"
+                )
+        inputs[artifact.uid] = merged
+    for edge in memory.edges:
+        for end in (edge.src, edge.dst):
+            if end not in by_uid and end not in known:
+                raise InputError(f"edge {edge.src!r} -> {edge.dst!r}: unknown artifact {end!r}")
+    order = _topological(inputs, by_uid)
+    return [
+        by_uid[uid].model_copy(update={"inputs": inputs[uid]}) if extra.get(uid) else by_uid[uid]
+        for uid in order
+    ]
+
+
+def _topological(inputs: dict[str, list[str]], by_uid: dict[str, ArtifactIn]) -> list[str]:
+    """Kahn's algorithm in file order; a leftover means a cycle, which we name."""
+    indegree = {uid: sum(1 for u in ins if u in by_uid) for uid, ins in inputs.items()}
+    children: dict[str, list[str]] = {}
+    for uid, ins in inputs.items():
+        for u in ins:
+            if u in by_uid:
+                children.setdefault(u, []).append(uid)
+    ready = [uid for uid in inputs if indegree[uid] == 0]
+    order: list[str] = []
+    while ready:
+        next_ready: list[str] = []
+        for uid in ready:
+            order.append(uid)
+            for child in children.get(uid, []):
+                indegree[child] -= 1
+                if indegree[child] == 0:
+                    next_ready.append(child)
+        ready = next_ready
+    if len(order) < len(inputs):
+        raise CycleError(f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, indegree))}")
+    return order
+
+
+def _a_cycle(inputs: dict[str, list[str]], indegree: dict[str, int]) -> list[str]:
+    """Walk back along inputs inside the leftover set until a uid repeats."""
+    left = {uid for uid, d in indegree.items() if d > 0}
+    start = min(left)
+    path: list[str] = []
+    seen: dict[str, int] = {}
+    node = start
+    while node not in seen:
+        seen[node] = len(path)
+        path.append(node)
+        node = next(u for u in inputs[node] if u in left)
+    cycle = path[seen[node] :] + [node]
+    return list(reversed(cycle))
+
+
+def dump_lines(artifacts: Sequence[dict[str, Any]], related: Sequence[tuple[str, str]]) -> Iterator[str]:
+    for artifact in artifacts:
+        line = {"type": "artifact", **{k: v for k, v in artifact.items() if v not in (None, [], {})}}
+        yield json.dumps(line, ensure_ascii=False, sort_keys=True)
+    for src, dst in related:
+        yield json.dumps({"type": "edge", "src": src, "dst": dst, "rel": "RELATED"}, sort_keys=True)

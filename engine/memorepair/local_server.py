@@ -1,0 +1,348 @@
+"""The local Neo4j Community server: jars from Maven Central, started from the classpath.
+
+There is no Docker engine on the machines this project targets and Neo4j is packaged in
+neither Debian nor PyPI, but Maven Central serves the Community jars and Java 17 runs the
+5.26 LTS line. So `start` resolves the jars once into the state folder with Maven, writes a
+`neo4j.conf` (Bolt on 127.0.0.1 only, HTTP off, usage reporting off, no transaction-log
+preallocation), sets the initial password before the first start, and runs the stock
+`org.neo4j.server.CommunityEntryPoint` in its own session. It returns once Bolt answers a
+protocol handshake, so the caller can connect at once.
+
+The password comes from `NEO4J_PASSWORD`, else is generated into
+`<state>/neo4j/password` with mode 0600. It is never printed.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from memorepair.errors import ServerError
+from memorepair.settings import Settings
+
+ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+ADMIN_TOOL = "org.neo4j.cli.AdminTool"
+
+#: Neo4j's own launcher passes these on Java 17+; without them the kernel fails at start.
+JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "-Djdk.tls.ephemeralDHKeySize=2048",
+    "-Djdk.tls.rejectClientInitiatedRenegotiation=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang=ALL-UNNAMED",
+    "--add-opens=java.base/java.util=ALL-UNNAMED",
+    "--add-opens=java.base/java.util.concurrent=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.invoke=ALL-UNNAMED",
+    "--add-opens=java.base/java.lang.reflect=ALL-UNNAMED",
+    "--add-opens=java.base/java.net=ALL-UNNAMED",
+    "--add-opens=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.fs=ALL-UNNAMED",
+    "--add-exports=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--add-exports=java.base/jdk.internal.misc=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+]
+
+_BOLT_MAGIC = bytes.fromhex("6060B017")
+#: Offer Bolt 5.x and 4.4; any non-zero answer means the connector is up.
+_BOLT_VERSIONS = bytes.fromhex("00080805" "00000404" "00000000" "00000000")
+
+
+@dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    pid: int | None
+    uri: str
+    version: str
+    home: Path
+    auth: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "running": self.running,
+            "pid": self.pid,
+            "uri": self.uri,
+            "version": self.version,
+            "home": str(self.home),
+            "auth": self.auth,
+        }
+
+
+class LocalServer:
+    """One local server per state folder; every path lives under `<state>/neo4j/`."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.root = settings.state_dir.resolve() / "neo4j"
+        self.lib = self.root / settings.neo4j_version / "lib"
+        self.home = self.root / "home"
+        self.conf_dir = self.home / "conf"
+        self.pid_file = self.root / "server.pid"
+        self.password_file = self.root / "password"
+        self.console_log = self.home / "logs" / "console.log"
+
+    # ---- facts -------------------------------------------------------------------
+    def status(self) -> ServerStatus:
+        pid = self._live_pid()
+        return ServerStatus(
+            running=pid is not None,
+            pid=pid,
+            uri=self.settings.local_uri,
+            version=self.settings.neo4j_version,
+            home=self.home,
+            auth=self.settings.local_auth,
+        )
+
+    def password(self) -> str:
+        """The password clients use: the configured one, else the generated one."""
+        if self.settings.neo4j_password is not None:
+            return self.settings.neo4j_password.get_secret_value()
+        if self.password_file.is_file():
+            return self.password_file.read_text(encoding="utf-8").strip()
+        self.root.mkdir(parents=True, exist_ok=True)
+        generated = secrets.token_urlsafe(24)
+        fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(generated + "\n")
+        return generated
+
+    # ---- lifecycle ---------------------------------------------------------------
+    def start(self, progress: Callable[[str], None] = lambda _: None) -> ServerStatus:
+        current = self.status()
+        if current.running:
+            progress(f"Neo4j already running (pid {current.pid}) at {current.uri}")
+            return current
+        if _port_open(self.settings.bolt_port):
+            raise ServerError(
+                f"port {self.settings.bolt_port} is already taken by another process; "
+                "stop it or set MEMOREPAIR_BOLT_PORT to a free port"
+            )
+        java = self._java()
+        self.ensure_jars(progress)
+        self._write_conf()
+        if self.settings.local_auth:
+            self._set_initial_password(java)
+        self.console_log.parent.mkdir(parents=True, exist_ok=True)
+        command = [
+            java,
+            f"-Xms{self.settings.heap}",
+            f"-Xmx{self.settings.heap}",
+            *JVM_FLAGS,
+            "-cp",
+            f"{self.lib}/*",
+            ENTRY_POINT,
+            f"--home-dir={self.home}",
+            f"--config-dir={self.conf_dir}",
+            "--console-mode",
+        ]
+        progress(f"starting Neo4j {self.settings.neo4j_version} on {self.settings.local_uri}")
+        started = time.monotonic()
+        with open(self.console_log, "ab") as log:
+            process = subprocess.Popen(
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},
+                start_new_session=True,
+            )
+        self.pid_file.write_text(f"{process.pid}\n", encoding="utf-8")
+        deadline = started + self.settings.start_timeout_s
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise ServerError(
+                    f"Neo4j exited with code {process.returncode} during start; "
+                    f"last lines of {self.console_log}:\n{self._log_tail()}"
+                )
+            if _bolt_answers(self.settings.bolt_port):
+                progress(f"Neo4j is up after {time.monotonic() - started:.1f}s (pid {process.pid})")
+                return self.status()
+            time.sleep(0.25)
+        self.stop()
+        raise ServerError(
+            f"Neo4j did not answer on port {self.settings.bolt_port} within "
+            f"{self.settings.start_timeout_s:.0f}s; see {self.console_log}"
+        )
+
+    def stop(self, timeout_s: float = 60.0) -> bool:
+        """SIGTERM, wait for a clean shutdown, SIGKILL the group after `timeout_s`."""
+        pid = self._live_pid()
+        if pid is None:
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        os.killpg(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and _alive(pid):
+            time.sleep(0.2)
+        if _alive(pid):
+            os.killpg(pid, signal.SIGKILL)
+            while _alive(pid):
+                time.sleep(0.1)
+        self.pid_file.unlink(missing_ok=True)
+        return True
+
+    # ---- pieces ------------------------------------------------------------------
+    def ensure_jars(self, progress: Callable[[str], None] = lambda _: None) -> Path:
+        marker = self.lib / ".complete"
+        if marker.is_file():
+            return self.lib
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise ServerError(
+                "Maven (mvn) is not on PATH; it fetches the Neo4j jars from Maven Central. "
+                "Install it (Debian: apt-get install maven) or set NEO4J_URI to a running server"
+            )
+        self.lib.mkdir(parents=True, exist_ok=True)
+        progress(f"fetching Neo4j {self.settings.neo4j_version} jars from Maven Central")
+        with resources.as_file(_pom()) as pom:
+            result = subprocess.run(
+                [
+                    mvn,
+                    "-B",
+                    "-q",
+                    "-f",
+                    str(pom),
+                    "dependency:copy-dependencies",
+                    f"-DoutputDirectory={self.lib}",
+                    "-DincludeScope=runtime",
+                    f"-Dneo4j.version={self.settings.neo4j_version}",
+                ],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+        if result.returncode != 0:
+            raise ServerError(
+                f"Maven could not fetch the Neo4j jars (exit {result.returncode}):\n"
+                f"{(result.stdout + result.stderr)[-2000:]}"
+            )
+        marker.write_text("ok\n", encoding="utf-8")
+        return self.lib
+
+    def _java(self) -> str:
+        home = self.settings.java_home or (
+            Path(os.environ["JAVA_HOME"]) if os.environ.get("JAVA_HOME") else None
+        )
+        java = str(home / "bin" / "java") if home else shutil.which("java")
+        if java is None or not Path(java).exists():
+            raise ServerError(
+                "Java is not installed (need Java 17 or 21 for Neo4j 5.26); install it "
+                "(Debian: apt-get install openjdk-17-jre-headless) or set MEMOREPAIR_JAVA_HOME"
+            )
+        return java
+
+    def _write_conf(self) -> None:
+        for sub in ("conf", "data", "logs", "run", "import", "plugins"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        s = self.settings
+        lines = [
+            "# Written by `memorepair neo4j start` on every start; edit settings, not this file.",
+            "server.default_listen_address=127.0.0.1",
+            f"server.bolt.listen_address=127.0.0.1:{s.bolt_port}",
+            "server.bolt.enabled=true",
+            "server.http.enabled=false",
+            "server.https.enabled=false",
+            f"server.directories.data={self.home / 'data'}",
+            f"server.directories.logs={self.home / 'logs'}",
+            f"server.directories.run={self.home / 'run'}",
+            f"server.directories.import={self.home / 'import'}",
+            f"server.directories.plugins={self.home / 'plugins'}",
+            f"server.memory.heap.initial_size={s.heap}",
+            f"server.memory.heap.max_size={s.heap}",
+            f"server.memory.pagecache.size={s.pagecache}",
+            f"dbms.security.auth_enabled={'true' if s.local_auth else 'false'}",
+            "dbms.usage_report.enabled=false",
+            "db.tx_log.preallocate=false",
+            "db.tx_log.rotation.retention_policy=2 files",
+            "db.logs.query.enabled=OFF",
+        ]
+        (self.conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+    def _set_initial_password(self, java: str) -> None:
+        """Only effective before the first start; afterwards the stored password rules."""
+        if (self.home / "data" / "dbms" / "auth.ini").is_file():
+            return
+        result = subprocess.run(
+            [java, "-cp", f"{self.lib}/*", ADMIN_TOOL, "dbms", "set-initial-password",
+             self.password()],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},
+            check=False,
+        )
+        if result.returncode != 0:
+            raise ServerError(f"could not set the initial password: {result.stderr[-500:]}")
+
+    def _live_pid(self) -> int | None:
+        try:
+            pid = int(self.pid_file.read_text(encoding="utf-8").strip())
+        except (OSError, ValueError):
+            return None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if ENTRY_POINT.encode() in cmdline and _alive(pid) else None
+
+    def _log_tail(self, lines: int = 25) -> str:
+        try:
+            return "\n".join(self.console_log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+def _pom() -> Traversable:
+    """The pom shipped in the wheel, else the checkout's `neo4j-local/pom.xml`."""
+    packaged = resources.files("memorepair") / "neo4j_local" / "pom.xml"
+    if packaged.is_file():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "neo4j-local" / "pom.xml"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie left by our own Popen still answers kill(0)
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _bolt_answers(port: int) -> bool:
+    """A Bolt handshake, not just an open port: the connector is up once it picks a version."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1.0) as sock:
+            sock.sendall(_BOLT_MAGIC + _BOLT_VERSIONS)
+            answer = sock.recv(4)
+    except OSError:
+        return False
+    return len(answer) == 4 and answer != b"\x00\x00\x00\x00"

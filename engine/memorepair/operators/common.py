@@ -1,0 +1,133 @@
+"""Small pieces shared by the built-in operators: canonical JSON, citations, text features.
+
+Everything here is a pure function of its arguments: successors must come out byte-for-byte
+the same when built twice from the same context, so nothing may depend on dict order,
+``hash()`` randomisation or the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from memorepair.errors import MemoRepairError
+from memorepair.model import Interface
+
+from .base import RepairContext, Support
+
+
+class OperatorError(MemoRepairError):
+    """An operator could not build a successor from the context it was given.
+
+    The candidate fails (its artifact stays withdrawn); the message says which artifact
+    and why, e.g. a recipe's function that the new interface no longer has.
+    """
+
+
+def canonical_json(value: Any) -> str:
+    """One text per value: sorted keys, no spaces, UTF-8 kept (replay compares bytes)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def parse_json(text: str) -> tuple[bool, Any]:
+    """``(True, value)`` when ``text`` is JSON, else ``(False, text)``."""
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, text
+
+
+def pick(value: Any, path: str | Sequence[str | int] | None) -> Any:
+    """Follow a dotted key path (or a list of keys / list indices) into parsed JSON."""
+    if path is None or path == "":
+        return value
+    keys: Sequence[str | int] = path.split(".") if isinstance(path, str) else path
+    for key in keys:
+        if isinstance(value, Mapping) and str(key) in value:
+            value = value[str(key)]
+        elif isinstance(value, list) and str(key).lstrip("-").isdigit():
+            index = int(key)
+            if not -len(value) <= index < len(value):
+                raise OperatorError(f"index {key!r} is out of range (list of {len(value)})")
+            value = value[index]
+        else:
+            raise OperatorError(f"key {key!r} is missing from the JSON value")
+    return value
+
+
+# -- text --------------------------------------------------------------------------------
+
+_WS = re.compile(r"\s+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def normalise_ws(text: str) -> str:
+    return _WS.sub(" ", text).strip()
+
+
+def first_sentence(text: str, limit: int = 200) -> str:
+    """The first sentence of ``text`` (whitespace collapsed), cut at ``limit`` characters.
+
+    The result is always a substring of ``normalise_ws(text)``: validation relies on that
+    to check that an extractive line came from the item it cites.
+    """
+    flat = normalise_ws(text)
+    head = _SENTENCE_END.split(flat, maxsplit=1)[0]
+    return head[:limit].rstrip()
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def stable_hash(token: str) -> int:
+    """A 64-bit hash that is the same in every process (``hash()`` is salted per run)."""
+    return int.from_bytes(hashlib.blake2b(token.encode("utf-8"), digest_size=8).digest(), "big")
+
+
+def hashed_counts(text: str, dim: int) -> list[float]:
+    """Signed hashed bag of words: token t adds +-1 at ``stable_hash(t) % dim``."""
+    vec = [0.0] * dim
+    for token in words(text):
+        h = stable_hash(token)
+        vec[h % dim] += 1.0 if (h >> 63) == 0 else -1.0
+    return vec
+
+
+# -- citations ---------------------------------------------------------------------------
+
+CITATION = re.compile(r"\[(?P<uid>[^\s\[\]]+)@v(?P<version>\d+)\]$")
+
+
+def citation(item: Support) -> str:
+    return f"[{item.uid}@v{item.version}]"
+
+
+def unknown_inputs(ctx: RepairContext, inputs: Iterable[str]) -> list[str]:
+    """Inputs a successor claims that are not usable support (deleted, invalidated, unknown)."""
+    allowed = {s.uid for s in ctx.support}
+    return sorted({uid for uid in inputs if uid not in allowed})
+
+
+def option(ctx: RepairContext, key: str, default: Any) -> Any:
+    return ctx.options.get(key, default)
+
+
+# -- interfaces --------------------------------------------------------------------------
+
+
+def rename_call(
+    interface: Interface, function: str, args: Mapping[str, Any]
+) -> tuple[str, dict[str, Any]]:
+    """Rewrite one call (old function and parameter names) through a migration's maps."""
+    params = interface.param_renames.get(function, {})
+    new_args = {params.get(name, name): value for name, value in args.items()}
+    return interface.renames.get(function, function), new_args
+
+
+def schema_dict(interface: Interface) -> dict[str, dict[str, Any]]:
+    return {name: spec.model_dump() for name, spec in interface.functions.items()}

@@ -1,0 +1,634 @@
+"""Cost-aware selection of repair candidates (SPEC §5).
+
+The candidates to repair form a predecessor-closed set: a candidate may be repaired only if
+every candidate it requires is repaired too, and only if it can run at all. Among such sets we
+want the one that maximises ``Σ w_i - λ Σ c_i``. That is a maximum-weight closure, which one
+s-t minimum cut solves exactly (Picard 1976), so no heuristic or budget search is needed.
+
+Three decisions make the answer the same on every backend and every run:
+
+* Profits ``p_i = w_i - λ c_i`` are compared as integers: they are scaled by ``10**k`` and
+  rounded, where ``k`` is the largest exponent ``≤ 9`` that keeps ``Σ |p_i| · 10**k`` below
+  ``2**52``. The resolution is therefore ``10**-k`` (``1e-9`` for ordinary data, coarser only
+  for enormous totals). Integer capacities are exact both in OR-tools (int64) and in igraph
+  (doubles, exact below ``2**53``), and float noise such as ``0.3 - 3 · 0.1`` rounds to a tie.
+* "Infinite" capacities are the finite number ``Σ |scaled p_i| + 1``: larger than any finite
+  cut, still exact in a double, and free of ``inf - inf`` arithmetic inside the solvers.
+* Among the maximum closures we return the smallest one (ties are not repaired: a candidate
+  whose inclusion gains nothing costs a staging slot and a validation run for no benefit). The
+  maximum closures are closed under intersection, so the smallest is unique; it is the source
+  side of the *minimal* minimum cut, i.e. the nodes reachable from ``s`` in the residual graph
+  of any maximum flow. Solvers differ in which minimum cut they report, so the igraph backend
+  recomputes the residual reachability itself; OR-tools' ``get_source_side_min_cut`` already
+  is that set.
+
+Only this module imports igraph (requirement-graph analysis and a min-cut backend) and
+OR-tools (min-cut backend for large networks, imported lazily).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+import igraph as ig
+import numpy as np
+import numpy.typing as npt
+
+__all__ = [
+    "BACKENDS",
+    "MinCutSolver",
+    "PreparedCut",
+    "Selection",
+    "SelectionProblem",
+    "scaled_profits",
+    "select_all",
+    "select_greedy",
+    "select_mincut",
+    "select_sweep",
+    "solve_closure",
+]
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+IntVector = Sequence[int] | IntArray
+
+MAX_DECIMALS: Final = 9
+"""Finest profit resolution is ``10**-MAX_DECIMALS``; finer differences count as ties."""
+
+CAPACITY_LIMIT: Final = 2**52
+"""Bound on the sum of scaled profits, so that "infinity" stays an exact double and int64."""
+
+MAX_LAM_COST: Final = 1e15
+"""``λ · max(c)`` above this is a configuration error, not a meaningful trade-off."""
+
+_DEFAULT_THRESHOLD: Final = 200_000
+
+
+# --------------------------------------------------------------------------- public data
+
+
+@dataclass(frozen=True)
+class SelectionProblem:
+    """Candidates indexed 0..n-1.
+
+    ``requires`` holds requirement-graph edges ``(j, i)``: i requires j (``j ∈ P̄_i``), so j's
+    successor must be staged before i is repaired, and i may be selected only with j.
+    """
+
+    weights: Sequence[float]
+    costs: Sequence[float]
+    executable: Sequence[bool]
+    requires: Sequence[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """A feasible selection ``x`` and what it is worth at the λ it was chosen for.
+
+    ``backend`` names what produced it: ``"igraph"``, ``"ortools"`` (joined with ``+`` when
+    components went to different backends), ``"trivial"`` when every component was a single
+    candidate and no network was needed, ``"greedy"`` or ``"all"``.
+    """
+
+    selected: tuple[bool, ...]
+    objective: float
+    repair: float
+    cost: float
+    backend: str
+
+
+# --------------------------------------------------------------------------- solver interface
+
+
+class PreparedCut(Protocol):
+    """A network whose arcs are fixed; only capacities change between solves (λ sweeps)."""
+
+    def solve(self, capacities: IntVector) -> BoolArray:
+        """Return the minimal source side of a minimum cut as a mask over the nodes."""
+        ...
+
+
+class MinCutSolver(Protocol):
+    """A min-cut backend: arrays in, the minimal source-side mask out.
+
+    Capacities must be non-negative integers below ``2**53``; the mask has ``n_nodes``
+    entries and is the set of nodes reachable from ``s`` in the residual graph of a maximum
+    flow, which is the same for every maximum flow.
+    """
+
+    def __call__(
+        self,
+        tails: IntVector,
+        heads: IntVector,
+        capacities: IntVector,
+        n_nodes: int,
+        s: int,
+        t: int,
+    ) -> list[bool]: ...
+
+    def prepare(
+        self, tails: IntVector, heads: IntVector, n_nodes: int, s: int, t: int
+    ) -> PreparedCut: ...
+
+
+def _pairs(tails: IntArray, heads: IntArray) -> Iterator[tuple[int, int]]:
+    # Python ints in tuples: igraph 1.0 converts them several times faster than numpy arrays.
+    return zip(tails.tolist(), heads.tolist(), strict=True)
+
+
+class _IgraphCut:
+    """igraph push-relabel; its own partition is the *maximal* source side, so we recompute.
+
+    ``GraphBase.mincut`` reports the side not reaching ``t`` backwards, which is the largest
+    minimum-cut source side. Calling ``mincut`` and then ``maxflow`` would run the flow twice,
+    so we call ``GraphBase.maxflow`` once for the per-arc flow and take the nodes reachable
+    from ``s`` along arcs with residual capacity. The cut of that set is checked against the
+    flow value, so a wrong flow cannot go unnoticed.
+    """
+
+    def __init__(self, tails: IntVector, heads: IntVector, n_nodes: int, s: int, t: int):
+        self._tails = np.asarray(tails, dtype=np.int64)
+        self._heads = np.asarray(heads, dtype=np.int64)
+        self._n = n_nodes
+        self._s = s
+        self._t = t
+        self._graph = ig.Graph(n=n_nodes, edges=_pairs(self._tails, self._heads), directed=True)
+
+    def solve(self, capacities: IntVector) -> BoolArray:
+        caps = np.asarray(capacities, dtype=np.int64)
+        value, flow_list, _, _ = ig.GraphBase.maxflow(self._graph, self._s, self._t, caps.tolist())
+        flow = np.asarray(flow_list, dtype=np.float64)
+        capf = caps.astype(np.float64)
+        forward = flow < capf
+        backward = flow > 0
+        res_tails = np.concatenate([self._tails[forward], self._heads[backward]])
+        res_heads = np.concatenate([self._heads[forward], self._tails[backward]])
+        residual = ig.Graph(n=self._n, edges=_pairs(res_tails, res_heads), directed=True)
+        mask = np.zeros(self._n, dtype=np.bool_)
+        mask[residual.subcomponent(self._s, mode="out")] = True
+        crossing = mask[self._tails] & ~mask[self._heads]
+        if mask[self._t] or int(caps[crossing].sum()) != round(value):
+            raise RuntimeError("igraph max flow is inconsistent with its residual cut")
+        return mask
+
+
+class _OrtoolsCut:
+    """OR-tools ``SimpleMaxFlow``; its source side is already the residual reachable set."""
+
+    def __init__(self, tails: IntVector, heads: IntVector, n_nodes: int, s: int, t: int):
+        from ortools.graph.python import max_flow
+
+        self._max_flow: Any = max_flow
+        self._n = n_nodes
+        self._s = s
+        self._t = t
+        self._smf: Any = max_flow.SimpleMaxFlow()
+        # A zero-capacity s -> t arc makes both terminals exist even in an arc-free network.
+        all_tails = np.append(np.asarray(tails, dtype=np.int64), s)
+        all_heads = np.append(np.asarray(heads, dtype=np.int64), t)
+        self._arcs = self._smf.add_arcs_with_capacity(
+            all_tails, all_heads, np.zeros(len(all_tails), dtype=np.int64)
+        )
+
+    def solve(self, capacities: IntVector) -> BoolArray:
+        caps = np.append(np.asarray(capacities, dtype=np.int64), 0)
+        self._smf.set_arcs_capacity(self._arcs, caps)
+        status = self._smf.solve(self._s, self._t)
+        if status != self._max_flow.SimpleMaxFlow.OPTIMAL:
+            raise RuntimeError(f"OR-tools max flow failed with status {status}")
+        mask = np.zeros(self._n, dtype=np.bool_)
+        mask[np.asarray(self._smf.get_source_side_min_cut(), dtype=np.int64)] = True
+        return mask
+
+
+class _Backend:
+    """Registry entry: a one-shot solver that can also hand out a reusable prepared network."""
+
+    def __init__(self, name: str, cut: type[_IgraphCut] | type[_OrtoolsCut]):
+        self.name = name
+        self._cut = cut
+
+    def prepare(
+        self, tails: IntVector, heads: IntVector, n_nodes: int, s: int, t: int
+    ) -> PreparedCut:
+        return self._cut(tails, heads, n_nodes, s, t)
+
+    def __call__(
+        self,
+        tails: IntVector,
+        heads: IntVector,
+        capacities: IntVector,
+        n_nodes: int,
+        s: int,
+        t: int,
+    ) -> list[bool]:
+        mask: list[bool] = self.prepare(tails, heads, n_nodes, s, t).solve(capacities).tolist()
+        return mask
+
+    def __repr__(self) -> str:
+        return f"<min-cut backend {self.name}>"
+
+
+BACKENDS: Final[dict[str, MinCutSolver]] = {
+    "igraph": _Backend("igraph", _IgraphCut),
+    "ortools": _Backend("ortools", _OrtoolsCut),
+}
+
+
+def _auto_backend(size: int, threshold: int) -> str:
+    # igraph is fastest on small networks but its push-relabel degrades on large sparse
+    # cascade-shaped ones (pyproject, issue 4); OR-tools scales.
+    return "igraph" if size < threshold else "ortools"
+
+
+def _check_backend(backend: str) -> None:
+    if backend != "auto" and backend not in BACKENDS:
+        known = ", ".join(["auto", *BACKENDS])
+        raise ValueError(f"backend {backend!r} is unknown; expected one of {known}")
+
+
+def solve_closure(
+    tails: IntVector,
+    heads: IntVector,
+    capacities: Sequence[float | int] | IntArray,
+    s: int,
+    t: int,
+    *,
+    backend: str,
+    n_nodes: int | None = None,
+    threshold: int = _DEFAULT_THRESHOLD,
+) -> list[bool]:
+    """Minimal source side of a minimum s-t cut, as a mask over nodes ``0..n_nodes-1``.
+
+    Capacities must be integral (floats with integral values are accepted): exactness across
+    backends rests on integer arithmetic. ``n_nodes`` defaults to one past the largest node.
+    """
+    _check_backend(backend)
+    tail_arr = _index_array(tails, "tails")
+    head_arr = _index_array(heads, "heads")
+    if len(tail_arr) != len(head_arr) or len(tail_arr) != len(capacities):
+        raise ValueError(
+            f"tails, heads and capacities must have equal lengths, got "
+            f"{len(tail_arr)}, {len(head_arr)} and {len(capacities)}"
+        )
+    cap_float = np.asarray(capacities, dtype=np.float64)
+    bad = np.flatnonzero(
+        ~np.isfinite(cap_float)
+        | (cap_float < 0)
+        | (cap_float >= 2.0**53)
+        | (np.floor(cap_float) != cap_float)
+    )
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"capacities[{i}] = {cap_float[i]!r}: must be an integer in [0, 2**53)")
+    caps = np.asarray(capacities).astype(np.int64)
+    largest = max(s, t, int(tail_arr.max(initial=-1)), int(head_arr.max(initial=-1)))
+    n = largest + 1 if n_nodes is None else n_nodes
+    if min(s, t) < 0 or largest >= n:
+        raise ValueError(f"node index out of range 0..{n - 1} (s={s}, t={t})")
+    if s == t:
+        raise ValueError(f"s and t must differ, both are {s}")
+    name = _auto_backend(n + len(caps), threshold) if backend == "auto" else backend
+    return BACKENDS[name](tail_arr, head_arr, caps, n, s, t)
+
+
+def _index_array(values: IntVector, name: str) -> IntArray:
+    arr = np.asarray(values)
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.ndim != 1 or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be a flat sequence of integers")
+    if int(arr.min()) < 0:
+        raise ValueError(f"{name}[{int(np.argmin(arr))}] is negative")
+    return arr.astype(np.int64)
+
+
+# --------------------------------------------------------------------------- problem analysis
+
+
+@dataclass
+class _Batch:
+    """Disjoint weakly connected components solved as one network.
+
+    The components share no arc, so the minimum cut of their union is the union of their
+    minimum cuts and the residual reachability never crosses between them: a batch returns
+    exactly what solving each component alone would, and saves the per-call overhead when a
+    cascade splits into many small components.
+    """
+
+    nodes: IntArray  # global candidate ids; local id = position
+    req_tails: IntArray  # local ids: requirement (j, i) becomes arc i -> j
+    req_heads: IntArray
+    cuts: dict[str, PreparedCut] = field(default_factory=dict)
+
+    @property
+    def size(self) -> int:
+        k = len(self.nodes)
+        return (k + 2) + (2 * k + len(self.req_tails))
+
+    def arcs(self) -> tuple[IntArray, IntArray]:
+        """Every candidate gets both terminal arcs, so λ changes only capacities."""
+        k = len(self.nodes)
+        local = np.arange(k, dtype=np.int64)
+        s, t = k, k + 1
+        tails = np.concatenate([np.full(k, s, dtype=np.int64), local, self.req_tails])
+        heads = np.concatenate([local, np.full(k, t, dtype=np.int64), self.req_heads])
+        return tails, heads
+
+    def capacities(self, profits: IntArray, runnable: BoolArray) -> IntArray:
+        p = profits[self.nodes]
+        r = runnable[self.nodes]
+        infinity = int(np.abs(p[r]).sum()) + 1
+        source = np.where(r, np.maximum(p, 0), 0)
+        sink = np.where(r, np.maximum(-p, 0), infinity)
+        required = np.full(len(self.req_tails), infinity, dtype=np.int64)
+        return np.concatenate([source, sink, required]).astype(np.int64)
+
+    def solve(self, backend: str, profits: IntArray, runnable: BoolArray) -> BoolArray:
+        cut = self.cuts.get(backend)
+        if cut is None:
+            k = len(self.nodes)
+            tails, heads = self.arcs()
+            cut = BACKENDS[backend].prepare(tails, heads, k + 2, k, k + 1)
+            self.cuts[backend] = cut
+        mask = cut.solve(self.capacities(profits, runnable))
+        return mask[: len(self.nodes)]
+
+
+@dataclass
+class _Analysis:
+    """The λ-independent part of a problem: validated arrays and requirement-graph facts."""
+
+    weights: FloatArray
+    costs: FloatArray
+    runnable: BoolArray  # executable and not on a requirement cycle
+    req_j: IntArray
+    req_i: IntArray
+    graph: Any  # igraph.Graph of the requirement edges j -> i
+    _batches: list[_Batch] | None = None
+    _trivial: BoolArray | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.weights)
+
+    def reachable_from(self, sources: BoolArray) -> BoolArray:
+        """Candidates that are, or transitively require, one of ``sources``."""
+        if not sources.any():
+            return np.zeros(self.n, dtype=np.bool_)
+        graph = self.graph.copy()
+        graph.add_vertices(1)
+        starts = np.flatnonzero(sources)
+        graph.add_edges(_pairs(np.full(len(starts), self.n, dtype=np.int64), starts))
+        mask = np.zeros(self.n + 1, dtype=np.bool_)
+        mask[graph.subcomponent(self.n, mode="out")] = True
+        return mask[: self.n]
+
+    def batches(self, threshold: int) -> tuple[list[_Batch], BoolArray]:
+        if self._batches is None or self._trivial is None:
+            self._batches, self._trivial = _pack_components(self, threshold)
+        return self._batches, self._trivial
+
+
+def _analyse(problem: SelectionProblem) -> _Analysis:
+    weights, costs, executable, req_j, req_i = _validate(problem)
+    n = len(weights)
+    graph = ig.Graph(n=n, edges=_pairs(req_j, req_i), directed=True)
+    runnable = executable.copy()
+    if not graph.is_dag():
+        # SPEC §4: the caller marks cycle members non-executable; we do not rely on it,
+        # because a cycle has no topological order to execute in.
+        scc = np.asarray(graph.connected_components(mode="strong").membership, dtype=np.int64)
+        runnable &= np.bincount(scc)[scc] == 1
+        runnable[req_i[req_i == req_j]] = False
+    return _Analysis(weights, costs, runnable, req_j, req_i, graph)
+
+
+def _pack_components(an: _Analysis, threshold: int) -> tuple[list[_Batch], BoolArray]:
+    """Split the requirement graph into weakly connected components and group them.
+
+    Components with one candidate need no network (selected iff runnable and ``p > 0``).
+    The others are packed in component order into batches whose network stays below
+    ``threshold`` nodes+arcs; a component that is that large on its own is its own batch.
+    """
+    comp = np.asarray(an.graph.connected_components(mode="weak").membership, dtype=np.int64)
+    n_comp = int(comp.max(initial=-1)) + 1
+    comp_nodes = np.bincount(comp, minlength=n_comp)
+    comp_arcs = np.bincount(comp[an.req_j], minlength=n_comp)
+    trivial = comp_nodes[comp] == 1
+
+    batch_of_comp = np.full(n_comp, -1, dtype=np.int64)
+    sizes = 3 * comp_nodes + comp_arcs
+    n_batches = 0
+    current = 0  # network size of the open batch, 0 if none is open
+    for c in np.flatnonzero(comp_nodes > 1).tolist():
+        size = int(sizes[c])
+        if current and current + size >= threshold:
+            current = 0
+        if not current:
+            n_batches += 1
+        batch_of_comp[c] = n_batches - 1
+        current = (current or 2) + size
+
+    node_batch = batch_of_comp[comp]
+    node_order = np.argsort(node_batch, kind="stable")
+    node_bounds = np.searchsorted(node_batch[node_order], np.arange(n_batches + 1))
+    node_order = node_order[node_bounds[0] :]  # drop trivial candidates (batch -1)
+    node_bounds = node_bounds - node_bounds[0]
+    local = np.zeros(an.n, dtype=np.int64)
+    starts = np.repeat(node_bounds[:-1], np.diff(node_bounds))
+    local[node_order] = np.arange(len(node_order), dtype=np.int64) - starts
+
+    edge_batch = node_batch[an.req_j]
+    edge_order = np.argsort(edge_batch, kind="stable")
+    edge_bounds = np.searchsorted(edge_batch[edge_order], np.arange(n_batches + 1))
+    # Requirement (j, i): selecting i forces j, so the infinite arc runs i -> j.
+    arc_tails = local[an.req_i[edge_order]]
+    arc_heads = local[an.req_j[edge_order]]
+
+    batches = [
+        _Batch(
+            nodes=node_order[node_bounds[b] : node_bounds[b + 1]],
+            req_tails=arc_tails[edge_bounds[b] : edge_bounds[b + 1]],
+            req_heads=arc_heads[edge_bounds[b] : edge_bounds[b + 1]],
+        )
+        for b in range(n_batches)
+    ]
+    return batches, trivial
+
+
+def _validate(
+    problem: SelectionProblem,
+) -> tuple[FloatArray, FloatArray, BoolArray, IntArray, IntArray]:
+    n = len(problem.weights)
+    for name in ("costs", "executable"):
+        length = len(getattr(problem, name))
+        if length != n:
+            raise ValueError(f"{name} has {length} entries but weights has {n}")
+    weights = _nonnegative(problem.weights, "weights")
+    costs = _nonnegative(problem.costs, "costs")
+    executable = np.asarray(problem.executable, dtype=np.bool_).reshape(n)
+
+    if len(problem.requires) == 0:
+        empty = np.zeros(0, dtype=np.int64)
+        return weights, costs, executable, empty, empty.copy()
+    try:
+        pairs = np.asarray(problem.requires)
+    except ValueError as exc:
+        raise ValueError("requires must be a sequence of (j, i) index pairs") from exc
+    if pairs.ndim != 2 or pairs.shape[1] != 2 or pairs.dtype.kind not in "iu":
+        raise ValueError("requires must be a sequence of (j, i) pairs of integer indices")
+    pairs = pairs.astype(np.int64)
+    bad = np.flatnonzero(((pairs < 0) | (pairs >= n)).any(axis=1))
+    if len(bad):
+        k = int(bad[0])
+        j, i = pairs[k].tolist()
+        raise ValueError(f"requires[{k}] = ({j}, {i}): index out of range 0..{n - 1}")
+    return weights, costs, executable, pairs[:, 0].copy(), pairs[:, 1].copy()
+
+
+def _nonnegative(values: Sequence[float], name: str) -> FloatArray:
+    try:
+        arr = np.asarray(values, dtype=np.float64).reshape(len(values))
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a flat sequence of numbers") from exc
+    bad = np.flatnonzero(~np.isfinite(arr) | (arr < 0))
+    if len(bad):
+        i = int(bad[0])
+        raise ValueError(f"{name}[{i}] = {arr[i]!r}: must be finite and >= 0")
+    return arr
+
+
+def _check_lam(lam: float, costs: FloatArray) -> float:
+    lam_f = float(lam)
+    if not math.isfinite(lam_f) or lam_f < 0:
+        raise ValueError(f"lam = {lam!r}: must be finite and >= 0")
+    largest = lam_f * float(costs.max(initial=0.0))
+    if largest > MAX_LAM_COST:
+        raise ValueError(
+            f"lam = {lam_f!r} gives lam * max(costs) = {largest:.3g}, above {MAX_LAM_COST:.0e}"
+        )
+    return lam_f
+
+
+def _scaled(an: _Analysis, lam: float) -> tuple[IntArray, int]:
+    profits = an.weights - lam * an.costs
+    total = float(np.abs(profits).sum())
+    exponent = MAX_DECIMALS
+    if total * 10.0**exponent > CAPACITY_LIMIT:
+        exponent = math.floor(math.log10(CAPACITY_LIMIT / total))
+        while total * 10.0**exponent > CAPACITY_LIMIT:  # log10 may round up at the boundary
+            exponent -= 1
+    scaled = np.rint(profits * 10.0**exponent).astype(np.int64)
+    return scaled, exponent
+
+
+def scaled_profits(problem: SelectionProblem, lam: float) -> tuple[list[int], int]:
+    """The integer profits every selector compares, and their decimal exponent ``k``.
+
+    ``p_i`` is represented by ``round(p_i · 10**k)``; differences below ``10**-k`` are ties.
+    Exposed so that callers and tests can see the resolution a decision was made at.
+    """
+    an = _analyse(problem)
+    profits, exponent = _scaled(an, _check_lam(lam, an.costs))
+    return profits.tolist(), exponent
+
+
+# --------------------------------------------------------------------------- selectors
+
+
+def _selection(an: _Analysis, mask: BoolArray, lam: float, backend: str) -> Selection:
+    w = an.weights[mask]
+    c = an.costs[mask]
+    return Selection(
+        selected=tuple(mask.tolist()),
+        objective=float(np.sum(w - lam * c)),
+        repair=float(np.sum(w)),
+        cost=float(np.sum(c)),
+        backend=backend,
+    )
+
+
+def _mincut_masks(
+    an: _Analysis, lams: Sequence[float], backend: str, threshold: int
+) -> Iterator[tuple[float, BoolArray, str]]:
+    _check_backend(backend)
+    checked = [_check_lam(lam, an.costs) for lam in lams]
+    batches, trivial = an.batches(threshold)
+    for lam in checked:
+        profits, _ = _scaled(an, lam)
+        mask = trivial & an.runnable & (profits > 0)
+        used: set[str] = set()
+        for batch in batches:
+            name = _auto_backend(batch.size, threshold) if backend == "auto" else backend
+            used.add(name)
+            mask[batch.nodes] = batch.solve(name, profits, an.runnable)
+        yield lam, mask, "+".join(sorted(used)) or "trivial"
+
+
+def select_mincut(
+    problem: SelectionProblem,
+    lam: float,
+    *,
+    backend: str = "auto",
+    threshold: int = _DEFAULT_THRESHOLD,
+) -> Selection:
+    """The exact optimum of SPEC §5, and among optima the smallest closure.
+
+    ``backend="auto"`` solves each network below ``threshold`` nodes+arcs with igraph and
+    larger ones with OR-tools; the answer does not depend on the backend.
+    """
+    an = _analyse(problem)
+    [(lam_f, mask, used)] = list(_mincut_masks(an, [lam], backend, threshold))
+    return _selection(an, mask, lam_f, used)
+
+
+def select_sweep(
+    problem: SelectionProblem,
+    lams: Sequence[float],
+    *,
+    backend: str = "auto",
+    threshold: int = _DEFAULT_THRESHOLD,
+) -> list[Selection]:
+    """``select_mincut`` for each λ, analysing the problem and building networks once.
+
+    Every candidate carries both terminal arcs, so only capacities change with λ.
+    """
+    an = _analyse(problem)
+    return [
+        _selection(an, mask, lam, used)
+        for lam, mask, used in _mincut_masks(an, lams, backend, threshold)
+    ]
+
+
+def select_greedy(problem: SelectionProblem, lam: float) -> Selection:
+    """Myopic baseline for the min-cut ablation (SPEC §7).
+
+    Candidates are taken in a topological order of the requirement graph, and i is selected
+    iff it is runnable, ``p_i > 0`` and every candidate it requires was selected. It never
+    pays for a negative-profit predecessor, so a cheap-to-skip but expensive prerequisite
+    blocks every profitable descendant behind it — exactly where min-cut gains. The rule is
+    equivalent to "no ancestor-or-self is unrunnable or has ``p ≤ 0``", which is how it is
+    computed (one reachability pass), so the result does not depend on the order chosen.
+    """
+    an = _analyse(problem)
+    lam_f = _check_lam(lam, an.costs)
+    profits, _ = _scaled(an, lam_f)
+    blocked = an.reachable_from(~an.runnable | (profits <= 0))
+    return _selection(an, ~blocked, lam_f, "greedy")
+
+
+def select_all(problem: SelectionProblem, lam: float) -> Selection:
+    """ "Repair all" reference: every candidate that can run, whatever it costs.
+
+    A candidate can run when it is executable, is not on a requirement cycle, and the same
+    holds for everything it transitively requires. λ only enters the reported objective.
+    """
+    an = _analyse(problem)
+    lam_f = _check_lam(lam, an.costs)
+    blocked = an.reachable_from(~an.runnable)
+    return _selection(an, ~blocked, lam_f, "all")

@@ -1,0 +1,158 @@
+"""The only module that talks to Neo4j, and only through the named files in `cypher/`.
+
+Reads go through `execute_query` routed to readers; multi-statement work (the barrier,
+staging, publication) runs as one managed transaction function, which the driver retries
+on transient errors, so every write in `cypher/` is written to be safe to run twice.
+Driver errors are translated once, here, into the package's own errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, LiteralString, TypeVar, cast
+
+import neo4j
+from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
+from neo4j import exceptions as neo4j_errors
+
+from memorepair import queries
+from memorepair.errors import ConfigError, DatabaseError, InputError, MemoRepairError
+from memorepair.settings import Settings
+
+T = TypeVar("T")
+Row = dict[str, Any]
+
+
+class Tx:
+    """A transaction handed to transaction functions: runs named queries only."""
+
+    def __init__(self, tx: ManagedTransaction) -> None:
+        self._tx = tx
+
+    def run(self, name: str, **params: Any) -> list[Row]:
+        query = queries.load(name)
+        result = self._tx.run(cast(LiteralString, query.text), query.params(params))
+        return [record.data() for record in result]
+
+
+class Store:
+    def __init__(self, settings: Settings, driver: neo4j.Driver, uri: str) -> None:
+        self.settings = settings
+        self.driver = driver
+        self.uri = uri
+        self.database = settings.neo4j_database
+
+    @classmethod
+    def connect(cls, settings: Settings) -> Store:
+        """Open a driver on the configured server, or on the local one when none is set."""
+        if settings.neo4j_uri is not None:
+            uri = settings.neo4j_uri
+            password = settings.neo4j_password
+            auth: tuple[str, str] | None = (
+                (settings.neo4j_username, password.get_secret_value()) if password else None
+            )
+        else:
+            from memorepair.local_server import LocalServer  # local only when no URI is set
+
+            server = LocalServer(settings)
+            uri = settings.local_uri
+            auth = (settings.neo4j_username, server.password()) if settings.local_auth else None
+        try:
+            driver = GraphDatabase.driver(
+                uri,
+                auth=auth,
+                max_connection_pool_size=50,
+                # Planner hints (unknown label on an empty database...) are not errors;
+                # they would only flood the operator's terminal.
+                notifications_min_severity="OFF",
+            )
+        except (ValueError, neo4j_errors.ConfigurationError) as exc:
+            raise ConfigError(f"NEO4J_URI {uri!r} is not usable: {exc}") from exc
+        store = cls(settings, driver, uri)
+        store.verify()
+        return store
+
+    def close(self) -> None:
+        self.driver.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # ---- running queries ------------------------------------------------------------
+    def verify(self) -> str:
+        """The server's version; a clear error when it is unreachable or refuses us."""
+        with self._translated():
+            info = self.driver.get_server_info()
+            return str(info.agent)
+
+    def apply_schema(self) -> list[str]:
+        """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS)."""
+        names = [name for name in queries.all_names() if name.startswith("schema/")]
+        for name in names:
+            self.write(name)
+        return names
+
+    def read(self, name: str, **params: Any) -> list[Row]:
+        return self._execute(name, params, RoutingControl.READ)
+
+    def write(self, name: str, **params: Any) -> list[Row]:
+        return self._execute(name, params, RoutingControl.WRITE)
+
+    def transaction(self, work: Callable[[Tx], T]) -> T:
+        """Run `work` as one managed write transaction (retried on transient errors)."""
+        with self._translated(), self.driver.session(database=self.database) as session:
+            return session.execute_write(lambda tx: work(Tx(tx)))
+
+    def autocommit(self, name: str, **params: Any) -> None:
+        """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
+        query = queries.load(name)
+        with self._translated(), self.driver.session(database=self.database) as session:
+            session.run(cast(LiteralString, query.text), query.params(params)).consume()
+
+    def explain(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+        """The planner's plan for a query file (tests check reach queries stay linear)."""
+        query = queries.load(name)
+        text = cast(LiteralString, "EXPLAIN " + query.text)
+        with self._translated(), self.driver.session(database=self.database) as session:
+            summary = session.run(text, query.params(params)).consume()
+        return dict(summary.plan or {})
+
+    def _execute(self, name: str, params: Mapping[str, Any], routing: RoutingControl) -> list[Row]:
+        query = queries.load(name)
+        if query.mode == "write" and routing is RoutingControl.READ:
+            raise MemoRepairError(f"query {name} writes; it cannot be routed to readers")
+        with self._translated():
+            records, _, _ = self.driver.execute_query(
+                cast(LiteralString, query.text),
+                query.params(params),
+                database_=self.database,
+                routing_=routing,
+            )
+        return [record.data() for record in records]
+
+    @contextmanager
+    def _translated(self) -> Iterator[None]:
+        try:
+            yield
+        except neo4j_errors.AuthError as exc:
+            raise ConfigError(
+                f"Neo4j at {self.uri} refused the credentials (NEO4J_USERNAME/NEO4J_PASSWORD); "
+                "for the local server the password is in <state>/neo4j/password"
+            ) from exc
+        except neo4j_errors.ServiceUnavailable as exc:
+            hint = (
+                "run `memorepair neo4j start`"
+                if self.settings.uses_local_server
+                else "check NEO4J_URI and that the server is up"
+            )
+            raise DatabaseError(f"Neo4j at {self.uri} is unreachable ({hint})") from exc
+        except neo4j_errors.ConstraintError as exc:
+            raise InputError(f"the database refused a write: {exc.message}") from exc
+        except neo4j_errors.Neo4jError as exc:
+            raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
+        except neo4j_errors.DriverError as exc:
+            raise DatabaseError(f"Neo4j driver error: {exc}") from exc

@@ -1,0 +1,79 @@
+"""Property tests: for any support, built successors validate and builds are reproducible."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from operator_support import art, as_artifact, ctx, sup
+
+from memorepair.model import Arch, Kind, Recipe
+from memorepair.operators.base import Support
+from memorepair.operators.chain import chain_from_calls, parse_chain
+from memorepair.operators.executors import embed_text
+from memorepair.operators.recompute import RecomputeOperator
+from memorepair.operators.regen import RegenOperator
+from memorepair.operators.registry import load_registry
+
+TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=400)
+
+
+@st.composite
+def supports(draw: st.DrawFn) -> list[Support]:
+    texts = draw(st.lists(TEXT, min_size=1, max_size=8))
+    versions = draw(st.lists(st.integers(1, 5), min_size=len(texts), max_size=len(texts)))
+    instructions = draw(st.lists(st.none() | TEXT, min_size=len(texts), max_size=len(texts)))
+    return [
+        sup(f"r{i}", t, version=v, meta={} if ins is None else {"instruction": ins})
+        for i, (t, v, ins) in enumerate(zip(texts, versions, instructions, strict=True))
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(supports(), st.lists(TEXT, max_size=3), st.booleans())
+def test_regen_successor_always_validates(
+    support: list[Support], gone: list[str], prompt: bool
+) -> None:
+    op = RegenOperator()
+    artifact = (
+        art("skill", kind=Kind.SKILL, arch=Arch.PROMPT, meta={"title": "T"})
+        if prompt
+        else art("sum", kind=Kind.SUMMARY)
+    )
+    invalidated = [as_artifact(sup(f"gone{i}", t)) for i, t in enumerate(gone)]
+    c = ctx(artifact, support, invalidated)
+    s = op.build(c)
+    assert s == op.build(c)
+    verdict = op.validate(c, s)
+    assert verdict.ok, verdict.reason
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEXT, st.integers(1, 128))
+def test_embedding_is_unit_or_zero(text: str, dim: int) -> None:
+    vec = embed_text(text, dim)
+    norm = math.sqrt(sum(v * v for v in vec))
+    assert len(vec) == dim and (norm == 0.0 or math.isclose(norm, 1.0, abs_tol=1e-5))
+
+
+@settings(max_examples=40, deadline=None)
+@given(supports(), st.sampled_from(["text.join", "embed.hash"]))
+def test_recompute_replays_consistently(support: list[Support], executor: str) -> None:
+    op = RecomputeOperator(load_registry())
+    artifact = art("c", kind=Kind.CACHE, recipe=Recipe(executor=executor))
+    c = ctx(artifact, support)
+    s = op.build(c)
+    assert op.validate(c, s).ok
+
+
+@given(st.lists(st.dictionaries(st.text(max_size=5), st.integers() | st.text(max_size=5))))
+def test_chain_round_trip(calls: list[dict[str, object]]) -> None:
+    support = [
+        sup(f"c{i}", "", meta={"tool": "t", "call": {"function": f"f{i}", "args": a}})
+        for i, a in enumerate(calls)
+    ]
+    tool, steps = parse_chain(chain_from_calls(support, "t"))
+    assert tool == "t" and [s["args"] for s in steps] == calls
+    assert json.loads(chain_from_calls(support, "t"))["steps"] == steps

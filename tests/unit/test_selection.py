@@ -1,0 +1,411 @@
+"""Selection (SPEC §5): exactness against brute force, tie rule, backends, baselines."""
+
+from __future__ import annotations
+
+import math
+
+import igraph as ig
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memorepair.selection import (
+    BACKENDS,
+    Selection,
+    SelectionProblem,
+    scaled_profits,
+    select_all,
+    select_greedy,
+    select_mincut,
+    select_sweep,
+    solve_closure,
+)
+
+LAMS = [0.0, 0.5, 1.0, 2.0, 3.7]
+MAX_N = 10
+
+
+# --------------------------------------------------------------------------- brute force
+
+
+def on_cycle(n: int, requires: list[tuple[int, int]]) -> list[bool]:
+    """Plain transitive closure for small inputs; DAGs (checked by igraph) skip it."""
+    if ig.Graph(n=n, edges=requires, directed=True).is_dag():
+        return [False] * n
+    reach = [[False] * n for _ in range(n)]
+    for j, i in requires:
+        reach[j][i] = True
+    for k in range(n):
+        for a in range(n):
+            if reach[a][k]:
+                for b in range(n):
+                    if reach[k][b]:
+                        reach[a][b] = True
+    return [reach[i][i] for i in range(n)]
+
+
+def runnable(problem: SelectionProblem) -> list[bool]:
+    n = len(problem.weights)
+    cyc = on_cycle(n, list(problem.requires))
+    return [bool(problem.executable[i]) and not cyc[i] for i in range(n)]
+
+
+def feasible_subsets(problem: SelectionProblem) -> np.ndarray:
+    """All x in {0,1}^n that are closed under requirements and use only runnable candidates."""
+    n = len(problem.weights)
+    subsets = ((np.arange(2**n)[:, None] >> np.arange(n)) & 1).astype(bool)
+    ok = np.ones(len(subsets), dtype=bool)
+    for i, r in enumerate(runnable(problem)):
+        if not r:
+            ok &= ~subsets[:, i]
+    for j, i in problem.requires:
+        ok &= ~subsets[:, i] | subsets[:, j]
+    return subsets[ok]
+
+
+def smallest_optimal(problem: SelectionProblem, lam: float) -> tuple[tuple[bool, ...], int]:
+    """Intersection of all maximum closures (integer profits), asserted to be maximum itself."""
+    profits, _ = scaled_profits(problem, lam)
+    subsets = feasible_subsets(problem)
+    values = subsets.astype(np.int64) @ np.asarray(profits, dtype=np.int64)
+    best = int(values.max())
+    intersection = subsets[values == best].all(axis=0)
+    assert int(intersection.astype(np.int64) @ np.asarray(profits)) == best
+    assert (subsets == intersection).all(axis=1).any(), "intersection must be a closure"
+    return tuple(intersection.tolist()), best
+
+
+def is_feasible(problem: SelectionProblem, x: tuple[bool, ...]) -> bool:
+    run = runnable(problem)
+    return all(run[i] for i in range(len(x)) if x[i]) and all(
+        x[j] for j, i in problem.requires if x[i]
+    )
+
+
+def check_selection(problem: SelectionProblem, lam: float, result: Selection) -> None:
+    x = result.selected
+    assert len(x) == len(problem.weights)
+    assert is_feasible(problem, x)
+    w = [problem.weights[i] for i in range(len(x)) if x[i]]
+    c = [problem.costs[i] for i in range(len(x)) if x[i]]
+    assert result.repair == pytest.approx(math.fsum(w))
+    assert result.cost == pytest.approx(math.fsum(c))
+    assert result.objective == pytest.approx(math.fsum(w) - lam * math.fsum(c), abs=1e-9)
+
+
+# --------------------------------------------------------------------------- strategies
+
+numbers = st.one_of(
+    st.integers(0, 6).map(float),
+    st.floats(0, 6, allow_nan=False, allow_infinity=False),
+    st.sampled_from([0.1, 0.2, 0.3, 0.7]),
+)
+
+
+@st.composite
+def problems(draw: st.DrawFn, *, acyclic: bool = True, max_n: int = MAX_N) -> SelectionProblem:
+    n = draw(st.integers(0, max_n))
+    if acyclic:
+        order = draw(st.permutations(range(n)))
+        pairs = [(order[a], order[b]) for a in range(n) for b in range(a + 1, n)]
+    else:
+        pairs = [(a, b) for a in range(n) for b in range(n)]
+    requires = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2 * n)) if pairs else []
+    return SelectionProblem(
+        weights=draw(st.lists(numbers, min_size=n, max_size=n)),
+        costs=draw(st.lists(numbers, min_size=n, max_size=n)),
+        executable=draw(st.lists(st.sampled_from([True, True, False]), min_size=n, max_size=n)),
+        requires=requires,
+    )
+
+
+FAST = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(FAST, max_examples=2000)
+@given(problem=problems(), lam=st.sampled_from(LAMS))
+def test_mincut_is_the_smallest_maximum_closure(problem: SelectionProblem, lam: float) -> None:
+    expected, best = smallest_optimal(problem, lam)
+    profits, exponent = scaled_profits(problem, lam)
+    masks = {}
+    for backend in ("igraph", "ortools", "auto"):
+        result = select_mincut(problem, lam, backend=backend)
+        check_selection(problem, lam, result)
+        assert result.selected == expected, backend
+        masks[backend] = result.selected
+        # The float objective is the brute-force optimum up to the rounding resolution.
+        chosen = sum(p for p, x in zip(profits, result.selected, strict=True) if x)
+        assert chosen == best
+        assert result.objective == pytest.approx(best * 10.0**-exponent, abs=len(profits) * 1e-9)
+    assert masks["igraph"] == masks["ortools"] == masks["auto"]
+
+
+@settings(FAST, max_examples=400)
+@given(problem=problems(acyclic=False, max_n=7), lam=st.sampled_from(LAMS))
+def test_requirement_cycles_are_never_selected(problem: SelectionProblem, lam: float) -> None:
+    expected, _ = smallest_optimal(problem, lam)
+    for backend in ("igraph", "ortools"):
+        assert select_mincut(problem, lam, backend=backend).selected == expected
+    for result in (select_greedy(problem, lam), select_all(problem, lam)):
+        check_selection(problem, lam, result)
+
+
+@settings(FAST, max_examples=400)
+@given(problem=problems(), lams=st.lists(st.sampled_from(LAMS), min_size=1, max_size=4))
+def test_sweep_equals_separate_solves(problem: SelectionProblem, lams: list[float]) -> None:
+    for backend in ("igraph", "ortools"):
+        sweep = select_sweep(problem, lams, backend=backend)
+        assert sweep == [select_mincut(problem, lam, backend=backend) for lam in lams]
+
+
+def greedy_by_topological_order(problem: SelectionProblem, lam: float) -> tuple[bool, ...]:
+    """The documented rule, spelled out: Kahn's order, select if runnable, p > 0, preds in."""
+    n = len(problem.weights)
+    profits, _ = scaled_profits(problem, lam)
+    run = runnable(problem)
+    preds: list[list[int]] = [[] for _ in range(n)]
+    for j, i in problem.requires:
+        preds[i].append(j)
+    graph = ig.Graph(n=n, edges=list(problem.requires), directed=True)
+    x = [False] * n
+    if graph.is_dag():
+        for i in graph.topological_sorting():
+            x[i] = run[i] and profits[i] > 0 and all(x[j] for j in preds[i])
+    return tuple(x)
+
+
+@settings(FAST, max_examples=500)
+@given(problem=problems(), lam=st.sampled_from(LAMS))
+def test_greedy_follows_its_rule_and_never_beats_mincut(
+    problem: SelectionProblem, lam: float
+) -> None:
+    greedy = select_greedy(problem, lam)
+    check_selection(problem, lam, greedy)
+    assert greedy.selected == greedy_by_topological_order(problem, lam)
+    assert greedy.backend == "greedy"
+    assert greedy.objective <= select_mincut(problem, lam).objective + 1e-6
+
+
+@settings(FAST, max_examples=500)
+@given(problem=problems(), lam=st.sampled_from(LAMS))
+def test_select_all_is_the_largest_feasible_set(problem: SelectionProblem, lam: float) -> None:
+    result = select_all(problem, lam)
+    check_selection(problem, lam, result)
+    union = np.asarray(feasible_subsets(problem).any(axis=0), dtype=bool)
+    assert result.selected == tuple(union.tolist())
+    assert result.backend == "all"
+
+
+# --------------------------------------------------------------------------- explicit cases
+
+
+def test_negative_predecessor_unlocks_valuable_successor() -> None:
+    # 0: p = 1 - 3 = -2; 1 requires 0: p = 10 - 1 = 9. Together +7.
+    problem = SelectionProblem([1.0, 10.0], [3.0, 1.0], [True, True], [(0, 1)])
+    for backend in BACKENDS:
+        chosen = select_mincut(problem, 1.0, backend=backend)
+        assert chosen.selected == (True, True)
+        assert chosen.objective == pytest.approx(7.0)
+        assert (chosen.repair, chosen.cost) == (11.0, 4.0)
+    assert select_greedy(problem, 1.0).selected == (False, False)
+    assert select_greedy(problem, 1.0).objective == 0.0
+
+
+def test_non_executable_predecessor_blocks_its_dependents() -> None:
+    # 0 cannot run; 1 and 2 (transitively) need it; 3 is independent.
+    problem = SelectionProblem(
+        [5.0, 9.0, 9.0, 4.0], [1.0] * 4, [False, True, True, True], [(0, 1), (1, 2)]
+    )
+    for backend in BACKENDS:
+        assert select_mincut(problem, 1.0, backend=backend).selected == (
+            False,
+            False,
+            False,
+            True,
+        )
+    assert select_all(problem, 1.0).selected == (False, False, False, True)
+    assert select_greedy(problem, 1.0).selected == (False, False, False, True)
+
+
+def test_lam_zero_selects_every_feasible_candidate_with_value() -> None:
+    # 0 (w=0) is needed by 1 (w>0): costs nothing at λ=0, so it comes along.
+    # 2 (w=0) is needed by nobody valuable: a tie, left out. 4 needs non-executable 3.
+    problem = SelectionProblem(
+        weights=[0.0, 2.0, 0.0, 7.0, 1.0, 3.0],
+        costs=[9.0, 9.0, 9.0, 9.0, 9.0, 0.0],
+        executable=[True, True, True, False, True, True],
+        requires=[(0, 1), (3, 4)],
+    )
+    expected = (True, True, False, False, False, True)
+    for backend in BACKENDS:
+        assert select_mincut(problem, 0.0, backend=backend).selected == expected
+
+
+def test_zero_profit_ties_are_not_selected() -> None:
+    # p = 2 - 2*1 = 0 alone; a chain summing to 0; float noise 0.3 - 3*0.1 ~ -5.6e-17.
+    problem = SelectionProblem(
+        weights=[2.0, 1.0, 3.0, 0.3],
+        costs=[1.0, 1.0, 0.5, 0.1],
+        executable=[True] * 4,
+        requires=[(1, 2)],
+    )
+    # lam = 2: p = [0, -1, 2, 0.1]; lam = 3: p = [-1, -2, 1.5, ~0]
+    assert select_mincut(problem, 2.0).selected == (False, True, True, True)
+    for backend in BACKENDS:
+        result = select_mincut(problem, 3.0, backend=backend)
+        assert result.selected == (False, False, False, False)
+    chain = SelectionProblem([0.0, 2.0], [1.0, 1.0], [True, True], [(0, 1)])
+    # p = [-1, +1]: including both gains exactly nothing.
+    assert select_mincut(chain, 1.0).selected == (False, False)
+
+
+def test_igraph_own_partition_is_maximal_but_ours_is_minimal() -> None:
+    # s -> a -> t with equal capacities: both {s} and {s, a} are minimum cuts.
+    graph = ig.Graph(n=3, edges=[(0, 1), (1, 2)], directed=True)
+    assert sorted(graph.mincut(0, 2, [1, 1]).partition[0]) == [0, 1]
+    for backend in BACKENDS:
+        assert solve_closure([0, 1], [1, 2], [1, 1], 0, 2, backend=backend) == [
+            True,
+            False,
+            False,
+        ]
+        assert BACKENDS[backend]([0, 1], [1, 2], [1, 1], 3, 0, 2) == [True, False, False]
+
+
+def test_solve_closure_checks_its_arrays() -> None:
+    with pytest.raises(ValueError, match=r"capacities\[1\]"):
+        solve_closure([0, 1], [1, 2], [1, 0.5], 0, 2, backend="ortools")
+    with pytest.raises(ValueError, match=r"capacities\[0\]"):
+        solve_closure([0, 1], [1, 2], [-1, 1], 0, 2, backend="igraph")
+    with pytest.raises(ValueError, match="equal lengths"):
+        solve_closure([0, 1], [1], [1, 1], 0, 2, backend="igraph")
+    with pytest.raises(ValueError, match="backend"):
+        solve_closure([0], [1], [1], 0, 1, backend="scipy")
+    # Isolated terminals and extra nodes are fine.
+    assert solve_closure([], [], [], 0, 1, backend="ortools", n_nodes=3) == [True, False, False]
+
+
+def test_components_solved_separately_match_the_whole() -> None:
+    rng = np.random.default_rng(7)
+    parts = []
+    for _ in range(6):
+        k = int(rng.integers(1, 8))
+        edges = [(a, b) for a in range(k) for b in range(a + 1, k) if rng.random() < 0.4]
+        parts.append(
+            SelectionProblem(
+                weights=rng.integers(0, 8, k).astype(float).tolist(),
+                costs=rng.integers(0, 5, k).astype(float).tolist(),
+                executable=(rng.random(k) < 0.9).tolist(),
+                requires=edges,
+            )
+        )
+    offset = 0
+    weights: list[float] = []
+    costs: list[float] = []
+    executable: list[bool] = []
+    requires: list[tuple[int, int]] = []
+    separate: list[bool] = []
+    for part in parts:
+        weights += part.weights
+        costs += part.costs
+        executable += part.executable
+        requires += [(j + offset, i + offset) for j, i in part.requires]
+        separate += select_mincut(part, 1.5).selected
+        offset += len(part.weights)
+    whole = SelectionProblem(weights, costs, executable, requires)
+    # A tiny threshold puts every component in its own batch; a huge one packs them all.
+    for threshold in (1, 10**9):
+        for backend in ("auto", *BACKENDS):
+            result = select_mincut(whole, 1.5, backend=backend, threshold=threshold)
+            assert result.selected == tuple(separate)
+
+
+def test_auto_backend_follows_the_threshold() -> None:
+    problem = SelectionProblem([5.0, 5.0, 1.0], [1.0, 1.0, 1.0], [True] * 3, [(0, 1)])
+    assert select_mincut(problem, 1.0).backend == "igraph"
+    assert select_mincut(problem, 1.0, threshold=3).backend == "ortools"
+    lonely = SelectionProblem([5.0, 0.0], [1.0, 1.0], [True, True], [])
+    assert select_mincut(lonely, 1.0).backend == "trivial"
+    assert select_mincut(lonely, 1.0).selected == (True, False)
+
+
+def test_large_values_use_a_coarser_exact_resolution() -> None:
+    n = 200
+    rng = np.random.default_rng(3)
+    problem = SelectionProblem(
+        weights=(rng.random(n) * 1e14).tolist(),
+        costs=(rng.random(n) * 1e14).tolist(),
+        executable=[True] * n,
+        requires=[(i, i + 1) for i in range(n - 1) if i % 3],
+    )
+    profits, exponent = scaled_profits(problem, 1.0)
+    assert exponent < 0
+    assert sum(abs(p) for p in profits) < 2**52 + n
+    results = {b: select_mincut(problem, 1.0, backend=b) for b in BACKENDS}
+    assert results["igraph"].selected == results["ortools"].selected
+    assert is_feasible(problem, results["igraph"].selected)
+
+
+def test_empty_problem() -> None:
+    empty = SelectionProblem([], [], [], [])
+    for fn in (select_mincut, select_greedy, select_all):
+        assert fn(empty, 1.0).selected == ()
+    assert select_sweep(empty, [0.0, 1.0])[1].objective == 0.0
+
+
+@pytest.mark.parametrize(
+    ("problem", "lam", "match"),
+    [
+        (SelectionProblem([1.0], [1.0, 2.0], [True], []), 1.0, "costs has 2"),
+        (SelectionProblem([1.0], [1.0], [True, False], []), 1.0, "executable has 2"),
+        (SelectionProblem([1.0, -1.0], [1.0, 1.0], [True] * 2, []), 1.0, r"weights\[1\]"),
+        (SelectionProblem([1.0], [math.nan], [True], []), 1.0, r"costs\[0\]"),
+        (SelectionProblem([math.inf], [1.0], [True], []), 1.0, r"weights\[0\]"),
+        (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(0, 2)]), 1.0, r"requires\[0\]"),
+        (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(-1, 0)]), 1.0, r"requires\[0\]"),
+        (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(0, 1.5)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0], [1.0], [True], [(0,)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0], [1.0], [True], []), -0.5, "lam"),
+        (SelectionProblem([1.0], [1.0], [True], []), math.nan, "lam"),
+        (SelectionProblem([1.0], [1.0], [True], []), math.inf, "lam"),
+        (SelectionProblem([1.0], [1e10], [True], []), 1e6, "lam \\* max\\(costs\\)"),
+    ],
+)
+def test_bad_input_names_the_field(problem: SelectionProblem, lam: float, match: str) -> None:
+    for fn in (select_mincut, select_greedy, select_all, scaled_profits):
+        with pytest.raises(ValueError, match=match):
+            fn(problem, lam)
+    with pytest.raises(ValueError, match=match):
+        select_sweep(problem, [0.0, lam])
+
+
+def test_unknown_backend_is_rejected() -> None:
+    problem = SelectionProblem([1.0], [1.0], [True], [])
+    with pytest.raises(ValueError, match="'networkx'"):
+        select_mincut(problem, 1.0, backend="networkx")
+
+
+def test_medium_instance_backends_agree_and_sweep_matches() -> None:
+    rng = np.random.default_rng(11)
+    n = 3000
+    j = rng.integers(0, n, 4 * n)
+    i = rng.integers(0, n, 4 * n)
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    keep = lo != hi
+    problem = SelectionProblem(
+        weights=np.round(rng.random(n) * 10, 3).tolist(),
+        costs=np.round(rng.random(n) * 5, 3).tolist(),
+        executable=(rng.random(n) < 0.95).tolist(),
+        requires=list(zip(lo[keep].tolist(), hi[keep].tolist(), strict=True)),
+    )
+    lams = [0.0, 1.0, 2.5]
+    sweeps = {b: select_sweep(problem, lams, backend=b) for b in BACKENDS}
+    assert [s.selected for s in sweeps["igraph"]] == [s.selected for s in sweeps["ortools"]]
+    for lam, result in zip(lams, sweeps["ortools"], strict=True):
+        assert result == select_mincut(problem, lam, backend="ortools")
+        assert is_feasible(problem, result.selected)
+        assert select_greedy(problem, lam).objective <= result.objective + 1e-6
