@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
 pytest.importorskip(
@@ -9,6 +11,7 @@ pytest.importorskip(
 )
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
 
+from memorepair.bench.bfcl import classes
 from memorepair.bench.bfcl.backends import (
     BfclBackend,
     MigratedBackend,
@@ -19,7 +22,10 @@ from memorepair.bench.bfcl.backends import (
     rewrite_call,
 )
 from memorepair.bench.bfcl.builder import make_backends
+from memorepair.bench.bfcl.classes import backend_class, migrated_class
 from memorepair.bench.bfcl.data import TOOL_DOCS, load_tasks, select_tasks
+from memorepair.operators.common import schema_dict
+from memorepair.operators.sandbox import import_root, run_chain
 
 FS_CONFIG = {
     "root": {
@@ -115,3 +121,31 @@ def test_migration_errors_are_reported() -> None:
         migrate_interface(
             iface, Migration("GorillaFileSystem", "grep", param="pattern", new_type="integer")
         )
+
+
+def test_zero_argument_classes_are_found_by_name_in_a_fresh_process() -> None:
+    m = Migration("GorillaFileSystem", "tail", param="lines", new_param="count")
+    for cls in (backend_class("GorillaFileSystem"), migrated_class(m)):
+        assert getattr(importlib.import_module(cls.__module__), cls.__qualname__) is cls
+    assert make_backends(select_tasks(load_tasks(), 2))["GorillaFileSystem"].name == (
+        "GorillaFileSystem"
+    )
+    iface = migrate_interface(interface_from_docs("GorillaFileSystem"), m)
+    job = {
+        "chain": {"tool": "GorillaFileSystem", "steps": [{"function": "ls", "args": {}}]},
+        "schema": schema_dict(iface),
+        "backend": {"module": classes.__name__, "attr": migrated_class(m).__qualname__},
+        "max_steps": 10,
+    }
+    root = import_root(classes.__name__)
+    ok = run_chain(job, timeout_s=20, memory_mb=1024, extra_path=[root] if root else [])
+    assert ok == {"ok": True, "reason": "", "steps_run": 1}
+    stale = {
+        **job,
+        "chain": {
+            "tool": "GorillaFileSystem",
+            "steps": [{"function": "tail", "args": {"file_name": "x", "lines": 1}}],
+        },
+    }
+    bad = run_chain(stale, timeout_s=20, memory_mb=1024, extra_path=[root] if root else [])
+    assert not bad["ok"] and "unknown parameter" in bad["reason"]

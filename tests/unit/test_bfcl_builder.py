@@ -23,6 +23,8 @@ from memorepair.bench.bfcl.builder import (
 from memorepair.bench.bfcl.executors import build_cache_content, rewrite_call_record
 from memorepair.bench.bfcl.graph import depth, influence_children, topological_order
 from memorepair.model import ArtifactIn, EdgeIn, Kind
+from memorepair.operators.neural import NeuralSkill
+from memorepair.operators.regen import distill_prompt, summarize
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +77,7 @@ def test_caches_replay_to_their_content(memory: Memory) -> None:
     caches = [a for a in memory.artifacts if a.kind is Kind.CACHE]
     assert caches
     for c in caches:
-        assert c.recipe is not None and c.recipe.executor == "tool.call"
+        assert c.recipe is not None and c.recipe.executor == "bfcl.call"
         support = [as_support(by_uid[u]) for u in c.inputs]
         assert build_cache_content(support, c.recipe.args, None, backends) == c.content
 
@@ -97,6 +99,20 @@ def test_neural_skill_is_trained_on_labelled_user_turns(memory: Memory) -> None:
     neural = memory.by_uid()[NEURAL_UID]
     turns = [memory.by_uid()[u] for u in neural.inputs]
     assert turns and all(t.meta["role"] == "user" and "label" in t.meta for t in turns)
+    skill = NeuralSkill.from_json(neural.content)
+    assert skill.manifest == tuple(neural.inputs)
+    assert skill.predict([turns[0].content]) == [turns[0].meta["label"]]
     seen: list[int] = []
     swapped = build_memory(12, content_for_neural=lambda s: (seen.append(len(s)), "model")[1])
     assert swapped.by_uid()[NEURAL_UID].content == "model" and seen == [len(turns)]
+
+
+def test_first_versions_are_in_the_regen_format(memory: Memory) -> None:
+    by_uid = memory.by_uid()
+    for a in memory.artifacts:
+        if a.kind is Kind.SUMMARY:
+            support = [as_support(by_uid[u]) for u in a.inputs]
+            assert a.content == summarize(support)
+        if a.arch == "prompt":
+            support = [as_support(by_uid[u]) for u in a.inputs]
+            assert a.content == distill_prompt(support, a.meta["title"])

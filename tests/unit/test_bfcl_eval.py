@@ -1,11 +1,9 @@
-"""The harness end to end against an in-memory stand-in for the engine's store."""
+"""The harness's tables, files and figure from synthetic rows (the real run is in
+tests/integration/test_bfcl_eval.py, against Neo4j)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -13,85 +11,77 @@ pytest.importorskip(
     "bfcl_eval", reason="bench extra not installed (pip install --no-deps bfcl-eval)"
 )
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
+pytest.importorskip("matplotlib", reason="bench extra not installed (matplotlib)")
 
-from memorepair.bench.bfcl.builder import build_memory
-from memorepair.bench.bfcl.eval import evaluate, format_table, plot, summarise, write_csv
-from memorepair.bench.bfcl.events import generate_events
-from memorepair.bench.bfcl.graph import cascade, influence_children
-from memorepair.model import Artifact, ArtifactIn, EdgeIn, RepairEventSpec, Visibility
-
-
-@dataclass
-class Report:
-    withdrawn: list[str] = field(default_factory=list)
-    published: list[str] = field(default_factory=list)
-    removed: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    selected: list[str] = field(default_factory=list)
-    objective: float = 0.0
-    repair_value: float = 0.0
-    cost: float = 0.0
-    executed_cost: float = 0.0
+from memorepair.bench.bfcl.eval import (
+    Row,
+    format_table,
+    plot,
+    summarise,
+    systems,
+    write_csv,
+    write_summary,
+)
 
 
-class FakeStore:
-    """`none` withdraws the roots; any other selector republishes every descendant (v2)."""
-
-    def __init__(self) -> None:
-        self.items: list[ArtifactIn | EdgeIn] = []
-        self.live: dict[str, Artifact] = {}
-        self.backends: list[Any] = []
-
-    def clear(self) -> None:
-        self.live, self.backends = {}, []
-
-    def import_items(self, items: Sequence[ArtifactIn | EdgeIn]) -> None:
-        self.items = list(items)
-        for a in items:
-            if isinstance(a, ArtifactIn):
-                self.live[a.uid] = Artifact(
-                    **a.model_dump(exclude={"related"}),
-                    version=1,
-                    ns="t",
-                    visibility=Visibility.LIVE,
-                )
-
-    def register_backend(self, backend: Any) -> None:
-        self.backends.append(backend)
-
-    def repair(self, event: RepairEventSpec, *, selector: str, lam: float | None = None) -> Report:
-        arts = [a for a in self.items if isinstance(a, ArtifactIn)]
-        cas = cascade(influence_children(arts), event.roots)
-        withdrawn = list(event.roots) if selector == "none" else sorted(cas)
-        for u in withdrawn:
-            self.live.pop(u)
-        published = [] if selector == "none" else sorted(cas - set(event.roots))
-        for u in published:
-            a = next(x for x in arts if x.uid == u)
-            inputs = [i for i in a.inputs if i not in event.roots]
-            self.live[u] = Artifact(
-                **a.model_dump(exclude={"related", "inputs"}),
-                inputs=inputs,
-                version=2,
-                ns="t",
-                visibility=Visibility.LIVE,
-            )
-        return Report(withdrawn=withdrawn, published=published, executed_cost=len(published))
-
-    def retrieve(self, *, uid: str, limit: int = 1) -> list[Artifact]:
-        return [self.live[uid]] if uid in self.live else []
+def row(event: str, kind: str, system: str, exposure: float, published: int, cost: float) -> Row:
+    selector = system.split("@")[0]
+    lam = float(system.split("@")[1]) if "@" in system else None
+    return Row(
+        event=event,
+        event_type=kind,
+        system=system,
+        selector=selector,
+        lam=lam,
+        sweep=False,
+        cascade=10,
+        withdrawn=10,
+        selected=published,
+        published=published,
+        failed=0,
+        blocked=0,
+        removed=0,
+        unselected=0,
+        not_executable=0,
+        retrievals=8,
+        exposed=int(exposure * 8),
+        exposure=exposure,
+        availability=1.0,
+        recovered=published / 8,
+        cost=cost,
+        cost_norm=cost / 8,
+        objective=published - cost,
+        seconds=0.1,
+        failures="",
+    )
 
 
-def test_harness_runs_and_measures(tmp_path: Path) -> None:
-    memory = build_memory(10)
-    events = generate_events(memory, seed=1, per_type=1)
-    rows = evaluate(FakeStore(), memory, events, sweep=False, size=16)  # type: ignore[arg-type]
-    none = [r for r in rows if r.system == "none"]
-    full = [r for r in rows if r.system == "all"]
-    assert all(r.exposure == 0.0 and r.recovered == 1.0 for r in full)
-    assert any(r.exposure > 0 for r in none) and all(r.recovered in (0.0, None) for r in none)
+def test_systems_cover_the_baselines_and_both_selectors() -> None:
+    names = [s.name for s in systems()]
+    assert names[:2] == ["none", "all"] and "mincut@0.5" in names and "greedy@1" in names
+    assert len(systems(sweep=True)) > len(systems())
+
+
+def test_summary_table_and_files(tmp_path: Path) -> None:
+    rows = [
+        row(f"e-{kind}", kind, system, exp, pub, cost)
+        for kind in ("delete", "correct", "migrate")
+        for system, exp, pub, cost in (
+            ("none", 0.5, 0, 0.0),
+            ("all", 0.0, 8, 8.0),
+            ("mincut@1", 0.0, 6, 4.0),
+            ("greedy@1", 0.0, 4, 4.0),
+        )
+    ]
     summary = summarise(rows)
-    assert "mincut@0.5" in format_table(summary)
+    assert [s["event_type"] for s in summary][::4] == ["all", "delete", "correct", "migrate"]
+    overall = {s["system"]: s for s in summary if s["event_type"] == "all"}
+    assert overall["none"]["exposure"] == 0.5 and overall["all"]["recovered"] == 1.0
+    assert overall["mincut@1"]["cost_norm"] == 0.5
+    table = format_table(summary)
+    assert "mincut@1" in table and "exposure" in table
     write_csv(rows, tmp_path / "r.csv")
+    write_summary(summary, tmp_path / "s.csv")
     plot(summary, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 0
+    assert len((tmp_path / "r.csv").read_text().splitlines()) == len(rows) + 1

@@ -101,9 +101,23 @@ def render_output(result: Any) -> str:
 
 
 class BfclBackend:
-    """One BFCL class as a ``ToolBackend``; ``scenarios`` maps task id -> that task's config."""
+    """One BFCL class as a ``ToolBackend``; ``scenarios`` maps task id -> that task's config.
 
-    def __init__(self, tool: str, scenarios: Mapping[str, Mapping[str, Any]] | None = None):
+    The chain sandbox rebuilds a back-end in a child process from its class's import path
+    with no arguments: use the per-tool subclasses of ``memorepair.bench.bfcl.classes``
+    (``make_backends`` does), which know their tool and, without scenarios, serve BFCL's
+    default state.
+    """
+
+    #: Set by the per-tool subclasses, which may then be built with no arguments.
+    tool: str = ""
+
+    def __init__(
+        self, tool: str | None = None, scenarios: Mapping[str, Mapping[str, Any]] | None = None
+    ):
+        tool = tool or type(self).tool
+        if not tool:
+            raise InputError("BfclBackend needs a tool name (or use a per-tool subclass)")
         self.name = tool
         self._cls = tool_class(tool)
         self._interface = interface_from_docs(tool)
@@ -231,7 +245,11 @@ def _coerce_back(value: Any, original: ParamType) -> Any:
 
 
 class MigratedBackend:
-    """A back-end serving ``migrate_interface(inner.schema(), migration)``."""
+    """A back-end serving ``migrate_interface(inner.schema(), migration)``.
+
+    ``memorepair.bench.bfcl.classes.migrated_class`` gives a zero-argument subclass per
+    migration (for the chain sandbox).
+    """
 
     def __init__(self, inner: BfclBackend, migration: Migration):
         if migration.tool != inner.name:

@@ -17,7 +17,6 @@ deterministic: the same ``n_tasks`` gives the same bytes.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +30,7 @@ from memorepair.bench.bfcl.backends import (
     check_call,
     interface_from_docs,
 )
+from memorepair.bench.bfcl.classes import make_backend
 from memorepair.bench.bfcl.data import (
     DEFAULT_CATEGORY,
     TOOL_DOCS,
@@ -47,6 +47,8 @@ from memorepair.bench.bfcl.executors import (
 from memorepair.bench.bfcl.graph import depth, influence_children
 from memorepair.model import Arch, ArtifactIn, EdgeIn, Kind, Recipe
 from memorepair.operators.base import Support
+from memorepair.operators.neural import train_neural_skill
+from memorepair.operators.regen import distill_prompt, summarize
 
 DEFAULT_TASKS = 48
 #: The version an imported artifact gets (summaries cite their support as uid@vN).
@@ -54,6 +56,9 @@ IMPORT_VERSION = 1
 #: How many task summaries a prompt skill distils besides its tool summary.
 PROMPT_TASKS = 3
 NEURAL_UID = "bfcl/skill/neural/tool-router"
+#: Executor names the builder writes into recipes (the harness registers both).
+CALL_EXECUTOR = "bfcl.call"
+REWRITE_EXECUTOR = "bfcl.rewrite_call"
 
 NeuralHook = Callable[[Sequence[Support]], str]
 
@@ -102,38 +107,9 @@ def as_support(artifact: ArtifactIn, version: int = IMPORT_VERSION) -> Support:
     )
 
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
-
-
-def first_sentence(text: str, limit: int = 160) -> str:
-    """The first sentence of the first non-empty line, whitespace collapsed, capped."""
-    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    sentence = " ".join(_SENTENCE_END.split(line, maxsplit=1)[0].split())
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
 def summary_content(support: Sequence[Support]) -> str:
-    """The regen format: one line per support item, ``- <first sentence> [uid@vN]``."""
-    return "\n".join(
-        f"- {first_sentence(s.content.lstrip('- '))} [{s.uid}@v{s.version}]" for s in support
-    )
-
-
-def placeholder_neural_content(support: Sequence[Support]) -> str:
-    """PLACEHOLDER, to be swapped for ``train_neural_skill`` of the operators module.
-
-    Records the labelled training set only (label counts and the examples' uids), so the
-    neural skill has deterministic content and correct provenance until the real trainer
-    lands; pass the trainer as ``content_for_neural`` to ``build_memory`` to swap it.
-    """
-    labels = Counter(str(s.meta["label"]) for s in support)
-    return canonical_json(
-        {
-            "placeholder": "replace with memorepair.operators train_neural_skill",
-            "labels": dict(sorted(labels.items())),
-            "examples": [f"{s.uid}@v{s.version}" for s in support],
-        }
-    )
+    """The regen operator's own format (``- <first sentence> [uid@vN]`` per item)."""
+    return summarize(support)
 
 
 @dataclass(frozen=True)
@@ -154,11 +130,15 @@ class Memory:
 
 
 def make_backends(tasks: Sequence[Task]) -> dict[str, BfclBackend]:
-    """One adapter per tool, with every task's initial config registered as a scenario."""
+    """One adapter per tool, with every task's initial config registered as a scenario.
+
+    Each is an instance of the tool's zero-argument class (``classes.backend_class``), so
+    the chain sandbox can rebuild it in its child process.
+    """
     backends: dict[str, BfclBackend] = {}
     for task in tasks:
         for tool in task.tools:
-            backend = backends.setdefault(tool, BfclBackend(tool))
+            backend = backends.setdefault(tool, make_backend(tool))
             backend.add_scenario(task.id, task.initial_config.get(tool, {}))
     return dict(sorted(backends.items()))
 
@@ -214,7 +194,7 @@ class _Builder:
                         uid=c_uid,
                         kind=Kind.RECORD,
                         content=rewrite_call_record([], recipe_args, None),
-                        recipe=Recipe(executor="bfcl.rewrite_call", args=recipe_args),
+                        recipe=Recipe(executor=REWRITE_EXECUTOR, args=recipe_args),
                         meta={
                             "task": task.id,
                             "turn": turn.index,
@@ -231,10 +211,11 @@ class _Builder:
                 prior.append(c_uid)
                 args = {
                     "backend": call.tool,
-                    "function": call.function,
-                    "args": {p: f"$input:0.args.{p}" for p in call.args},
+                    "function": "$input:0.function",
+                    "args": "$input:0.args",
                     "scenario": task.id,
                     "setup": SETUP_PRIOR_CALLS,
+                    "prior_from": 2,
                 }
                 output = build_cache_content(self.support(inputs), args, None, self.backends)
                 summary_inputs.append(
@@ -243,7 +224,7 @@ class _Builder:
                             uid=cache_uid(task.id, turn.index, j),
                             kind=Kind.CACHE,
                             content=output,
-                            recipe=Recipe(executor="tool.call", args=args),
+                            recipe=Recipe(executor=CALL_EXECUTOR, args=args),
                             meta={"task": task.id, "turn": turn.index, "tool": call.tool},
                             inputs=inputs,
                         )
@@ -289,14 +270,14 @@ class _Builder:
             )
         )
         inputs = [tool_summary_uid(tool), *summaries[:PROMPT_TASKS]]
+        title = f"How to use {tool}, from past tasks"
         self.add(
             ArtifactIn(
                 uid=prompt_uid(tool),
                 kind=Kind.SKILL,
                 arch=Arch.PROMPT,
-                content=f"How to use {tool}, from past tasks:\n"
-                + summary_content(self.support(inputs)),
-                meta={"tool": tool},
+                content=distill_prompt(self.support(inputs), title),
+                meta={"tool": tool, "title": title},
                 inputs=inputs,
             )
         )
@@ -343,7 +324,7 @@ def build_memory(
     n_tasks: int = DEFAULT_TASKS,
     *,
     category: str = DEFAULT_CATEGORY,
-    content_for_neural: NeuralHook = placeholder_neural_content,
+    content_for_neural: NeuralHook = train_neural_skill,
 ) -> Memory:
     """The memory for ``n_tasks`` tasks spread over ``category`` (deterministic)."""
     start = time.perf_counter()

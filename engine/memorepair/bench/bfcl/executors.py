@@ -1,34 +1,36 @@
-"""Replay of the benchmark's recipes: the contract the built memory is consistent with.
+"""The benchmark's replay executors, registered by the harness under their own names.
 
-Two recipes occur in the BFCL memory.
+``bfcl.call`` (caches)::
 
-``tool.call`` (caches), the built-in executor's format with two bench keys::
-
-    {"backend": T, "function": f, "args": {p: "$input:0.args.p", ...},
-     "scenario": task_id, "setup": "prior_calls"}
+    {"backend": T, "function": "$input:0.function", "args": "$input:0.args",
+     "scenario": task_id, "setup": "prior_calls", "prior_from": 2}
 
 ``$input:N.a.b`` is support N's content read as JSON, then the dotted path (a literal
-value stays as it is). A cache's support is ``[its call record, the interface record,
-the same tool's earlier call records of the task...]``; ``setup: "prior_calls"`` replays
-those earlier calls first, in support order, on one fresh state whose ``scenario`` is the
-task, so the output is the one BFCL produces at that point of the task. A deleted earlier
-call is absent from the support and is not replayed; a corrected one is replayed as
-corrected. Under a migration every call is first rewritten with the new interface.
+value stays as it is), so the call comes from the cache's own call record (support 0).
+A cache's support is ``[its call record, the interface record, the same tool's earlier
+call records of the task...]``; ``setup: "prior_calls"`` replays support items from
+``prior_from`` on first, in support order, on one fresh back-end state whose scenario is
+the task, so the output is the one BFCL produces at that point of the task. Under a
+migration every call is rewritten with the new interface (idempotent: a call record that
+was itself recomputed under the migration is already in the new form), and the back-end
+is the one the registry serves for that interface. Prior calls are found by position,
+not by meta, because a recomputed record's successor carries no meta. The executor is
+``positional``: the engine never replays it with an input missing (a deleted record
+makes the cache's mode ``remove``).
 
 ``bfcl.rewrite_call`` (tool-call records, which list the interface record as input):
 ``{"tool": T, "function": f, "args": {...}}`` -> the call as canonical JSON, rewritten
 with the interface when a migration of ``T`` supplies one. It keeps a call record
 recomputable when its tool's interface changes, instead of removed.
 
-``build_cache_content`` and ``rewrite_call_record`` are the reference implementations;
-the builder computes every cache and call record with them, so the stored content equals
-the replay by construction.
+The builder computes every cache and call record with these same executors, so the stored
+content equals the replay by construction.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memorepair.bench.bfcl.backends import render_output, rewrite_call
@@ -84,25 +86,64 @@ def rewrite_call_record(
     return canonical_json({"function": function, "args": call_args})
 
 
+BackendLookup = Callable[[str, Interface | None, Sequence[str]], ToolBackend | None]
+
+
+def lookup_in(backends: Mapping[str, ToolBackend]) -> BackendLookup:
+    """A registry-style back-end lookup over a plain dict (builder and event generation)."""
+
+    def find(
+        name: str, interface: Interface | None, functions: Sequence[str]
+    ) -> ToolBackend | None:
+        return backends.get(name)
+
+    return find
+
+
+def _call_of(content: str) -> dict[str, Any]:
+    call = json.loads(content)
+    if not isinstance(call, dict) or not isinstance(call.get("function"), str):
+        raise InputError(f"not a recorded call: {content[:80]!r}")
+    return {"function": call["function"], "args": dict(call.get("args") or {})}
+
+
+class BfclCall:
+    """Executor ``bfcl.call``: replays one BFCL call on its task's scenario (see above)."""
+
+    positional = True
+
+    def __init__(self, backends: BackendLookup) -> None:
+        self._backends = backends
+
+    def __call__(
+        self, support: Sequence[Support], args: Mapping[str, Any], interface: Interface | None
+    ) -> str:
+        name = str(args["backend"])
+        tool_interface = interface if interface is not None and interface.tool == name else None
+        call = {
+            "function": resolve(args.get("function"), support),
+            "args": resolve(args.get("args", {}), support),
+        }
+        if not isinstance(call["function"], str) or not isinstance(call["args"], dict):
+            raise InputError(f"bfcl.call: {args!r} does not give a function name and arguments")
+        function, call_args = _under(tool_interface, name, call)
+        backend = self._backends(name, tool_interface, (function,))
+        if backend is None:
+            raise InputError(f"bfcl.call: no back-end {name!r} implements {function!r}")
+        state: dict[str, Any] = {}
+        if args.get("scenario") is not None:
+            state["scenario"] = args["scenario"]
+        if args.get("setup") == SETUP_PRIOR_CALLS:
+            for item in support[int(args.get("prior_from", 2)) :]:
+                backend.call(*_under(tool_interface, name, _call_of(item.content)), state)
+        return render_output(backend.call(function, call_args, state))
+
+
 def build_cache_content(
     support: Sequence[Support],
     args: Mapping[str, Any],
     interface: Interface | None,
     backends: Mapping[str, ToolBackend],
 ) -> str:
-    """Reference replay of a ``tool.call`` recipe with the bench's scenario and setup keys."""
-    name = str(args["backend"])
-    backend = backends.get(name)
-    if backend is None:
-        raise InputError(f"no back-end registered under {name!r}")
-    state: dict[str, Any] = {}
-    if args.get("scenario") is not None:
-        state["scenario"] = args["scenario"]
-    if args.get("setup") == SETUP_PRIOR_CALLS:
-        for item in support[1:]:
-            if item.meta.get("tool") == name and "call" in item.meta:
-                function, call_args = _under(interface, name, json.loads(item.content))
-                backend.call(function, call_args, state)
-    call = {"function": args["function"], "args": resolve(args.get("args", {}), support)}
-    function, call_args = _under(interface, name, call)
-    return render_output(backend.call(function, call_args, state))
+    """``bfcl.call`` over a plain dict of back-ends (the builder's reference replay)."""
+    return BfclCall(lookup_in(backends))(support, args, interface)
