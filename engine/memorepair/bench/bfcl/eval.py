@@ -55,10 +55,10 @@ from memorepair.model import Artifact
 from memorepair.repair import RepairReport, Selector
 
 EVENT_TYPES = ("delete", "correct", "migrate")
-MAIN_LAMBDAS = (0.5, 1.0, 2.0)
+MAIN_LAMBDAS = (0.5, 1.0, 1.5)
 #: Events per type in the default run: 9 events x 8 systems take ~2-3 minutes on 2 cores.
 DEFAULT_PER_TYPE = 3
-SWEEP_LAMBDAS = (0.0, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+SWEEP_LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 4.0)
 
 
 @dataclass(frozen=True)
