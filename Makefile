@@ -46,7 +46,8 @@ lint: $(STAMP)
 bench: schema ## performance figures (prints tables; not tests)
 	$(MR) bench perf
 
-eval: schema ## the paper's table on BFCL tool-use data (needs the bench extra)
+eval: schema ## the paper's table on BFCL tool-use data (bfcl-eval + the bench extra)
+	$(BIN)/pip install --quiet --no-deps bfcl-eval  # its declared deps are LLM SDKs we never import
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(MR) bench eval
 

@@ -1,0 +1,1 @@
+"""Benchmarks that exercise MemoRepair on real data (optional ``bench`` extra)."""

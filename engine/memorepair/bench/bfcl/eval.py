@@ -1,0 +1,383 @@
+"""The evaluation harness: every event under every system, then SPEC §7's figures.
+
+For each event and system the namespace is cleared, the memory imported, the event
+fired through the engine's ``MemoryStore.repair`` and a seeded retrieval workload run
+through ``MemoryStore.retrieve`` (the serving read). The BFCL back-ends (and, per migrate
+event, the migrated one) and the bench executors ``bfcl.call`` / ``bfcl.rewrite_call``
+are registered on the store once, before the first event.
+
+Figures per (event, system):
+
+- exposure: share of post-event retrievals that returned a version in C(F) at the event
+  (still served, nothing withdrew it) or one built on support that is invalidated;
+- recovered: published successors / published successors of Repair-all, same event;
+- cost_norm: operator cost of what the system executed (sum of c_i over the selected
+  set) / that of Repair-all, same event;
+- objective: the engine's sum w - lambda * sum c over the selected set, at the system's
+  lambda (``none`` selects nothing: 0).
+
+Output: a table (systems x figures, overall and per event type) on stdout, ``results.csv``
+(one row per event and system), ``summary.csv`` and ``cost_vs_recovered.png``.
+
+Run: ``python -m memorepair.bench.bfcl.eval --out bench-out/bfcl`` (a running Neo4j, as
+configured for the engine; ``pip install --no-deps bfcl-eval`` and the ``bench`` extra).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, TextIO
+
+from memorepair.api import MemoryStore, open_store
+from memorepair.bench.bfcl.builder import (
+    CALL_EXECUTOR,
+    DEFAULT_TASKS,
+    IMPORT_VERSION,
+    REWRITE_EXECUTOR,
+    Memory,
+    build_memory,
+    make_backends,
+)
+from memorepair.bench.bfcl.classes import make_migrated
+from memorepair.bench.bfcl.events import DEFAULT_SEED, BenchEvent, generate_events
+from memorepair.bench.bfcl.executors import BfclCall, rewrite_call_record
+from memorepair.bench.bfcl.graph import cascade, influence_children
+from memorepair.bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
+from memorepair.bench.bfcl.workload import DEFAULT_SIZE, workload
+from memorepair.model import Artifact
+from memorepair.repair import RepairReport, Selector
+
+EVENT_TYPES = ("delete", "correct", "migrate")
+MAIN_LAMBDAS = (0.5, 1.0, 1.5)
+#: Events per type in the default run: 9 events x 8 systems take ~2-3 minutes on 2 cores.
+DEFAULT_PER_TYPE = 3
+SWEEP_LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 4.0)
+
+
+@dataclass(frozen=True)
+class System:
+    name: str
+    selector: Selector
+    lam: float | None = None
+    sweep: bool = False
+
+
+def systems(sweep: bool = False) -> list[System]:
+    out = [System("none", "none"), System("all", "all")]
+    out += [System(f"greedy@{lam:g}", "greedy", lam) for lam in MAIN_LAMBDAS]
+    out += [System(f"mincut@{lam:g}", "mincut", lam) for lam in MAIN_LAMBDAS]
+    if sweep:
+        out += [
+            System(f"mincut@{lam:g}", "mincut", lam, sweep=True)
+            for lam in SWEEP_LAMBDAS
+            if lam not in MAIN_LAMBDAS
+        ]
+    return out
+
+
+@dataclass
+class Row:
+    event: str
+    event_type: str
+    system: str
+    selector: str
+    lam: float | None
+    sweep: bool
+    cascade: int
+    withdrawn: int
+    selected: int
+    published: int
+    failed: int
+    blocked: int
+    removed: int
+    unselected: int
+    not_executable: int
+    retrievals: int
+    exposed: int
+    exposure: float
+    availability: float
+    recovered: float | None
+    cost: float
+    cost_norm: float | None
+    objective: float
+    seconds: float
+    failures: str
+
+
+def prepare(store: MemoryStore, memory: Memory, events: Sequence[BenchEvent]) -> None:
+    """Register the bench executors and back-ends on ``store`` (once per store).
+
+    Base back-ends first: without an interface the registry serves the first back-end of
+    a tool that implements the call, so a param-only migration never shadows its tool.
+    With a migrate event's interface it serves the back-end whose schema matches it.
+    """
+    registry = store.registry
+    if registry.executor(CALL_EXECUTOR) is None:
+        store.register_executor(CALL_EXECUTOR, BfclCall(registry.backend))
+    if registry.executor(REWRITE_EXECUTOR) is None:
+        store.register_executor(REWRITE_EXECUTOR, rewrite_call_record)
+    backends = make_backends(memory.tasks)
+    for backend in backends.values():
+        store.register_backend(backend)
+    for event in events:
+        if event.migration is not None:
+            store.register_backend(make_migrated(backends[event.migration.tool], event.migration))
+
+
+def _served(artifact: Artifact) -> Served:
+    return Served(artifact.uid, artifact.version, tuple(artifact.inputs))
+
+
+def _count(report: RepairReport, outcome: str) -> int:
+    return len(report.outcomes.get(outcome, []))
+
+
+def run_one(
+    store: MemoryStore, memory: Memory, event: BenchEvent, system: System, size: int
+) -> tuple[Row, RepairReport]:
+    """One (event, system) run on a freshly imported memory; ratios are filled in later."""
+    start = time.perf_counter()
+    store.clear()
+    store.import_items(memory.items())
+    spec = event.spec.model_copy(update={"ns": store.ns})
+    report = store.repair(spec, selector=system.selector, lam=system.lam)
+    fired = cascade(influence_children(memory.artifacts, memory.edges), spec.roots)
+
+    def live(uid: str) -> Served | None:
+        found = store.retrieve(uid=uid, limit=1)
+        return _served(found[0]) if found else None
+
+    check = ExposureCheck(dict.fromkeys(fired, IMPORT_VERSION), live)
+    retrievals = []
+    for uid in workload(memory, fired, spec.id, size):
+        found = live(uid)
+        retrievals.append([found] if found else [])
+    failures = sorted({report.details.get(u, "") for u in report.outcomes.get("failed", [])})
+    row = Row(
+        event=spec.id,
+        event_type=spec.type.value,
+        system=system.name,
+        selector=system.selector,
+        lam=report.lam if system.selector != "none" else None,
+        sweep=system.sweep,
+        cascade=len(fired),
+        withdrawn=report.withdrawn,
+        selected=len(report.selected),
+        published=_count(report, "published"),
+        failed=_count(report, "failed"),
+        blocked=_count(report, "blocked"),
+        removed=_count(report, "removed"),
+        unselected=_count(report, "unselected"),
+        not_executable=_count(report, "not_executable"),
+        retrievals=len(retrievals),
+        exposed=sum(any(check.exposed(s) for s in r) for r in retrievals),
+        exposure=exposure(retrievals, check),
+        availability=availability(retrievals),
+        recovered=None,
+        cost=float(report.cost),
+        cost_norm=None,
+        objective=float(report.objective),
+        seconds=time.perf_counter() - start,
+        failures=" | ".join(f for f in failures if f)[:500],
+    )
+    return row, report
+
+
+def evaluate(
+    store: MemoryStore,
+    memory: Memory,
+    events: Sequence[BenchEvent],
+    *,
+    sweep: bool = False,
+    size: int = DEFAULT_SIZE,
+    only: Sequence[System] | None = None,
+    log: TextIO | None = None,
+) -> list[Row]:
+    """Every event under every system (``only``: these; Repair-all is always run), with
+    ratios relative to the same event's Repair-all."""
+    chosen = list(only) if only is not None else systems(sweep)
+    if not any(s.selector == "all" for s in chosen):
+        chosen.insert(0, System("all", "all"))
+    prepare(store, memory, events)
+    rows: list[Row] = []
+    for event in events:
+        runs = [run_one(store, memory, event, s, size) for s in chosen]
+        all_row = next(r for r, _ in runs if r.selector == "all")
+        for row, _ in runs:
+            row.recovered = ratio(row.published, all_row.published)
+            row.cost_norm = ratio(row.cost, all_row.cost)
+            rows.append(row)
+            if log is not None:
+                print(
+                    f"  {row.event:<18} {row.system:<12} published {row.published:>3}"
+                    f"/{all_row.published:<3} exposure {row.exposure:.2f} "
+                    f"({row.seconds:.1f}s)",
+                    file=log,
+                    flush=True,
+                )
+    return rows
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else None
+
+
+def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
+    """Mean figures per (system, event type) and per system over all events."""
+    out: list[dict[str, Any]] = []
+    names = list(dict.fromkeys(r.system for r in rows))
+    present = {r.event_type for r in rows}
+    for event_type in ["all", *(t for t in EVENT_TYPES if t in present)]:
+        for name in names:
+            group = [r for r in rows if r.system == name and event_type in ("all", r.event_type)]
+            if group:
+                out.append(
+                    {
+                        "event_type": event_type,
+                        "system": name,
+                        "lam": group[0].lam,
+                        "events": len(group),
+                        "exposure": _mean([r.exposure for r in group]),
+                        "availability": _mean([r.availability for r in group]),
+                        "recovered": _mean([r.recovered for r in group]),
+                        "cost_norm": _mean([r.cost_norm for r in group]),
+                        "objective": _mean([r.objective for r in group]),
+                    }
+                )
+    return out
+
+
+def format_table(summary: Sequence[dict[str, Any]]) -> str:
+    cols = [
+        "event_type",
+        "system",
+        "events",
+        "exposure",
+        "availability",
+        "recovered",
+        "cost_norm",
+        "objective",
+    ]
+
+    def cell(v: Any) -> str:
+        return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+    table = [cols, *[[cell(s[c]) for c in cols] for s in summary]]
+    widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in table)
+
+
+def write_csv(rows: Sequence[Row], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+        writer.writeheader()
+        writer.writerows(asdict(r) for r in rows)
+
+
+def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
+    """Cost vs recovered per system (means over all events); the λ sweep as a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    overall = [s for s in summary if s["event_type"] == "all" and s["cost_norm"] is not None]
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for prefix, marker in (("mincut", "o-"), ("greedy", "s--")):
+        line = sorted(
+            (s for s in overall if s["system"].startswith(prefix)), key=lambda s: s["lam"]
+        )
+        if line:
+            ax.plot(
+                [s["cost_norm"] for s in line], [s["recovered"] for s in line], marker, label=prefix
+            )
+            for s in line:
+                ax.annotate(f"λ={s['lam']:g}", (s["cost_norm"], s["recovered"]), fontsize=7)
+    for s in overall:
+        if s["system"] in ("none", "all"):
+            ax.plot([s["cost_norm"]], [s["recovered"]], "k^", label=s["system"])
+            ax.annotate(s["system"], (s["cost_norm"], s["recovered"]), fontsize=8)
+    ax.set_xlabel("normalised repair-operator cost (Repair all = 1)")
+    ax.set_ylabel("validated successors recovered (Repair all = 1)")
+    ax.set_title("BFCL multi-turn: cost vs recovered")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+
+def write_summary(summary: Sequence[dict[str, Any]], path: Path) -> None:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
+        writer.writeheader()
+        writer.writerows(summary)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="memorepair bench eval",
+        description="MemoRepair on BFCL multi-turn tool use: exposure, recovery, cost.",
+    )
+    parser.add_argument("--tasks", type=int, default=DEFAULT_TASKS, help="BFCL tasks in memory")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="event seed")
+    parser.add_argument(
+        "--per-type",
+        type=int,
+        default=DEFAULT_PER_TYPE,
+        help="events per type (delete, correct, migrate)",
+    )
+    parser.add_argument(
+        "--workload",
+        type=int,
+        default=DEFAULT_SIZE,
+        help="post-event retrievals per event and system",
+    )
+    parser.add_argument("--ns", default="bench-bfcl", help="namespace (cleared before each run)")
+    parser.add_argument("--sweep", action="store_true", help="also run the mincut lambda sweep")
+    parser.add_argument("--out", type=Path, default=Path("bench-out/bfcl"))
+    parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    memory = build_memory(args.tasks)
+    events = generate_events(memory, seed=args.seed, per_type=args.per_type, ns=args.ns)
+    print(
+        f"BFCL memory: {len(memory.tasks)} tasks, {len(memory.artifacts)} artifacts; "
+        f"{len(events)} events x {len(systems(args.sweep))} systems",
+        flush=True,
+    )
+    args.out.mkdir(parents=True, exist_ok=True)
+    with open_store(ns=args.ns) as store:
+        try:
+            rows = evaluate(
+                store,
+                memory,
+                events,
+                sweep=args.sweep,
+                size=args.workload,
+                log=None if args.quiet else sys.stderr,
+            )
+        finally:
+            store.clear()
+    summary = summarise(rows)
+    print(format_table(summary))
+    write_csv(rows, args.out / "results.csv")
+    write_summary(summary, args.out / "summary.csv")
+    plot(summary, args.out / "cost_vs_recovered.png")
+    print(
+        f"wrote {args.out / 'results.csv'}, {args.out / 'summary.csv'} and "
+        f"{args.out / 'cost_vs_recovered.png'} in {time.perf_counter() - started:.0f}s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

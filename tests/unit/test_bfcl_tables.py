@@ -1,0 +1,87 @@
+"""The harness's tables, files and figure from synthetic rows (the real run is in
+tests/integration/test_bfcl_eval.py, against Neo4j)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip(
+    "bfcl_eval", reason="bench extra not installed (pip install --no-deps bfcl-eval)"
+)
+pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
+pytest.importorskip("matplotlib", reason="bench extra not installed (matplotlib)")
+
+from memorepair.bench.bfcl.eval import (
+    Row,
+    format_table,
+    plot,
+    summarise,
+    systems,
+    write_csv,
+    write_summary,
+)
+
+
+def row(event: str, kind: str, system: str, exposure: float, published: int, cost: float) -> Row:
+    selector = system.split("@")[0]
+    lam = float(system.split("@")[1]) if "@" in system else None
+    return Row(
+        event=event,
+        event_type=kind,
+        system=system,
+        selector=selector,
+        lam=lam,
+        sweep=False,
+        cascade=10,
+        withdrawn=10,
+        selected=published,
+        published=published,
+        failed=0,
+        blocked=0,
+        removed=0,
+        unselected=0,
+        not_executable=0,
+        retrievals=8,
+        exposed=int(exposure * 8),
+        exposure=exposure,
+        availability=1.0,
+        recovered=published / 8,
+        cost=cost,
+        cost_norm=cost / 8,
+        objective=published - cost,
+        seconds=0.1,
+        failures="",
+    )
+
+
+def test_systems_cover_the_baselines_and_both_selectors() -> None:
+    names = [s.name for s in systems()]
+    assert names[:2] == ["none", "all"] and "mincut@0.5" in names and "greedy@1" in names
+    assert len(systems(sweep=True)) > len(systems())
+
+
+def test_summary_table_and_files(tmp_path: Path) -> None:
+    rows = [
+        row(f"e-{kind}", kind, system, exp, pub, cost)
+        for kind in ("delete", "correct", "migrate")
+        for system, exp, pub, cost in (
+            ("none", 0.5, 0, 0.0),
+            ("all", 0.0, 8, 8.0),
+            ("mincut@1", 0.0, 6, 4.0),
+            ("greedy@1", 0.0, 4, 4.0),
+        )
+    ]
+    summary = summarise(rows)
+    assert [s["event_type"] for s in summary][::4] == ["all", "delete", "correct", "migrate"]
+    overall = {s["system"]: s for s in summary if s["event_type"] == "all"}
+    assert overall["none"]["exposure"] == 0.5 and overall["all"]["recovered"] == 1.0
+    assert overall["mincut@1"]["cost_norm"] == 0.5
+    table = format_table(summary)
+    assert "mincut@1" in table and "exposure" in table
+    write_csv(rows, tmp_path / "r.csv")
+    write_summary(summary, tmp_path / "s.csv")
+    plot(summary, tmp_path / "p.png")
+    assert (tmp_path / "p.png").stat().st_size > 0
+    assert len((tmp_path / "r.csv").read_text().splitlines()) == len(rows) + 1
