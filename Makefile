@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MR     := $(BIN)/memorepair
 
-.PHONY: setup neo4j-start neo4j-stop neo4j-status schema demo test test-unit lint bench eval clean
+.PHONY: setup setup-bench neo4j-start neo4j-stop neo4j-status schema demo test test-unit lint bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -46,9 +46,16 @@ lint: $(STAMP)
 bench: schema ## performance figures (prints tables; not tests)
 	$(MR) bench perf
 
-eval: schema ## the paper's table on BFCL tool-use data (bfcl-eval + the bench extra)
+BENCH_STAMP := $(VENV)/.bench-installed
+
+$(BENCH_STAMP): $(STAMP)
 	$(BIN)/pip install --quiet --no-deps bfcl-eval  # its declared deps are LLM SDKs we never import
 	$(BIN)/pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+setup-bench: $(BENCH_STAMP) ## the bench extra: BFCL tool back-ends and data, plotting
+
+eval: schema setup-bench ## the paper's table on BFCL tool-use data
 	$(MR) bench eval
 
 clean:

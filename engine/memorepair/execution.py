@@ -16,7 +16,15 @@ from typing import Any, Protocol
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json
 from memorepair.graphs import topological
-from memorepair.model import Artifact, Interface, Mode, RepairEventSpec, artifact_key, version_id
+from memorepair.model import (
+    Artifact,
+    Interface,
+    Mode,
+    RepairEventSpec,
+    Visibility,
+    artifact_key,
+    version_id,
+)
 from memorepair.operators.base import (
     Operator,
     RepairContext,
@@ -254,11 +262,20 @@ def _staged_artifact(old: Artifact, attempt: Attempt) -> Artifact:
             "version": version,
             "content": attempt.successor.content,
             "recipe": attempt.successor.recipe,
-            "meta": dict(attempt.successor.meta),
+            "meta": _successor_meta(old, attempt.successor),
             "inputs": list(attempt.successor.inputs),
-            "visibility": "Staged",
+            "visibility": Visibility.STAGED,
         }
     )
+
+
+def _successor_meta(old: Artifact, successor: Successor) -> dict[str, Any]:
+    """Meta carries over from the predecessor unless the operator says otherwise.
+
+    Operators return what they changed (often nothing); dropping the rest would lose facts
+    later events depend on, such as a tool-call record's `call` or a skill's `title`.
+    """
+    return {**old.meta, **successor.meta}
 
 
 def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
@@ -269,7 +286,9 @@ def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
         "vid": attempt.vid,
         "content": successor.content,
         "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
-        "meta": canonical_json(dict(successor.meta)),
+        "meta": canonical_json(_successor_meta(attempt.context.artifact, successor))
+        if attempt.context is not None
+        else canonical_json(dict(successor.meta)),
         "inputs": list(successor.inputs),
         "validated": attempt.validated,
         "validation": attempt.detail or None,

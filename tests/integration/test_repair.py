@@ -130,6 +130,7 @@ def test_migrate_rewrites_chain_skills_and_replays_under_the_new_interface(
     assert "convert_amount" in json.loads(iface.content)["functions"]
     (cache,) = memory.retrieve(uid="cache-03")
     assert cache.version == 2 and json.loads(cache.content) == 231.48
+    assert cache.meta["about"] == "result of call-03"  # meta carries over to successors
     assert memory.stale_served() == []
 
 
