@@ -5,7 +5,7 @@
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
 UNWIND $rows AS row
-MATCH (old:Artifact {vid: row.old_vid}), (new:Staged {vid: row.vid})
+MATCH (old:Artifact {vid: row.old_vid}), (new:Artifact:Staged {vid: row.vid})
 REMOVE old:Head, old:Withdrawn, old:Live, new:Staged
 SET old:Superseded, new:Head, new:Live, new.published_at = datetime()
 MERGE (e)-[:PUBLISHED]->(new)

@@ -1,0 +1,521 @@
+"""Performance figures on synthetic memories (prints tables; asserts nothing).
+
+Run ``memorepair bench perf`` (or ``python -m memorepair.bench.perf``) against the
+configured Neo4j. Four sections, each selectable with ``--only``:
+
+``phases``     a layered memory (records -> caches with a replay recipe -> summaries ->
+               skills) of each ``--sizes`` artifact count, imported with the engine's batched
+               importer; one ``correct`` event on a hub record whose cascade covers about half
+               of it, repaired ``--repeats`` times (each repeat is a new event on the same
+               hub, so it repairs the previous repair's successors) with no-op operators.
+               Reach is timed as the plan's reach query alone; the other phases are the
+               engine's own ``RepairReport.seconds``; ``raw`` is one query returning the
+               cascade's nodes (with content) and influence edges, the floor the engine
+               total is compared to.
+``selection``  min-cut backends on the closure networks of ``selection_bench``: OR-tools
+               (large-graph backend), igraph and networkx; igraph and networkx run in a child
+               process killed at ``--solver-cap`` seconds.
+``reach``      the pruning reach query vs path enumeration on diamond ladders (two nodes per
+               level, each requiring both nodes of the level above: 2*d+1 nodes, 2**d
+               paths); enumeration stops after it first exceeds ``--naive-cap`` seconds.
+``writes``     ``import_items`` (UNWIND $rows batches) vs ``record`` (one artifact per
+               transaction) for ``--write-n`` artifacts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import random
+import resource
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import neo4j
+from neo4j import exceptions as neo4j_errors
+
+from memorepair import selection as sel
+from memorepair.api import MemoryStore, open_store
+from memorepair.bench import selection_bench
+from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
+from memorepair.operators.base import RepairContext, Successor, Validation
+
+SECTIONS = ("phases", "selection", "reach", "writes")
+PHASES = ("barrier", "candidates", "selection", "execution", "validation", "publication")
+
+#: One query returning the cascade subgraph: each node with its content and its influence
+#: out-edges (all of which stay inside the cascade, which is closed under descendants).
+RAW_CASCADE = """
+MATCH (r:Head)-[:INFLUENCES*0..]->(d)
+WHERE r.key IN $keys
+WITH DISTINCT d
+WHERE d:Head AND NOT d:Removed
+OPTIONAL MATCH (d)-[:INFLUENCES]->(c:Head)
+RETURN d.vid AS vid, d.kind AS kind, d.content AS content, d.inputs AS inputs,
+       collect(c.vid) AS out
+"""
+
+#: Path enumeration: the reach query without DISTINCT, one row per path.
+NAIVE_REACH = """
+MATCH (r:Head)-[:INFLUENCES*0..]->(d)
+WHERE r.key IN $keys
+RETURN count(d) AS paths
+"""
+
+
+# ---- no-op operators ------------------------------------------------------------------
+class NoOpOperator:
+    """Rebuilds an artifact as itself (old content, current support) and always validates."""
+
+    def __init__(self, mode: Mode) -> None:
+        self.name = f"bench-noop-{mode.value}"
+        self.mode = mode
+
+    def accepts(self, artifact: Artifact) -> bool:
+        return True
+
+    def build(self, ctx: RepairContext) -> Successor:
+        return Successor(
+            content=ctx.artifact.content,
+            inputs=tuple(s.uid for s in ctx.support),
+            recipe=ctx.artifact.recipe,
+            meta=ctx.artifact.meta,
+        )
+
+    def validate(self, ctx: RepairContext, successor: Successor) -> Validation:
+        return Validation(True)
+
+
+def register_noops(memory: MemoryStore) -> None:
+    for mode in (Mode.RECOMPUTE, Mode.REGEN, Mode.PARAM):
+        memory.register_operator(NoOpOperator(mode), first=True)
+
+
+# ---- synthetic memories ---------------------------------------------------------------
+HUB = "rec-0"
+_RECIPE = Recipe(executor="bench.concat", args={})
+
+
+def layered_memory(n: int, *, seed: int = 0, hub_share: float = 0.8) -> list[ArtifactIn]:
+    """``n`` artifacts: 40% records, 30% caches, 20% summaries, 10% skills.
+
+    A cache replays 1-3 records (the hub among them with probability ``hub_share``), a
+    summary reads 2-5 caches and 0-2 records, a skill 2-4 summaries (prompt 50%, chain 30%,
+    neural 20%). Inputs are drawn uniformly, so fan-out follows a binomial spread; the
+    hub's cascade covers about half of the memory.
+    """
+    rng = random.Random(seed)
+    n_rec = max(2, int(n * 0.4))
+    n_cache = max(1, int(n * 0.3))
+    n_sum = max(1, int(n * 0.2))
+    n_skill = max(1, n - n_rec - n_cache - n_sum)
+    items: list[ArtifactIn] = []
+    records = [f"rec-{i}" for i in range(n_rec)]
+    caches = [f"cache-{i}" for i in range(n_cache)]
+    summaries = [f"sum-{i}" for i in range(n_sum)]
+    for uid in records:
+        items.append(ArtifactIn(uid=uid, kind=Kind.RECORD, content=f"fact {uid}"))
+    for uid in caches:
+        picked = set(rng.sample(records[1:], rng.randint(1, min(3, n_rec - 1))))
+        if rng.random() < hub_share:
+            picked.add(HUB)
+        items.append(
+            ArtifactIn(
+                uid=uid,
+                kind=Kind.CACHE,
+                content=f"cache {uid}",
+                recipe=_RECIPE,
+                inputs=sorted(picked),
+            )
+        )
+    for uid in summaries:
+        inputs = set(rng.sample(caches, min(rng.randint(2, 5), n_cache)))
+        inputs.update(rng.sample(records, rng.randint(0, 2)))
+        items.append(
+            ArtifactIn(uid=uid, kind=Kind.SUMMARY, content=f"summary {uid}", inputs=sorted(inputs))
+        )
+    for i in range(n_skill):
+        arch = rng.choices((Arch.PROMPT, Arch.CHAIN, Arch.NEURAL), (5, 3, 2))[0]
+        skill_inputs = sorted(set(rng.sample(summaries, min(rng.randint(2, 4), n_sum))))
+        items.append(
+            ArtifactIn(
+                uid=f"skill-{i}",
+                kind=Kind.SKILL,
+                arch=arch,
+                content=f"skill {i}",
+                inputs=skill_inputs,
+            )
+        )
+    return items
+
+
+def diamond_ladder(depth: int, prefix: str = "") -> tuple[str, list[ArtifactIn]]:
+    """A root and ``depth`` levels of two nodes each requiring both nodes of the level above.
+
+    2*depth+1 artifacts, 2**depth distinct root-to-bottom paths. Returns (root uid, items).
+    """
+    root = f"{prefix}dr"
+    items = [ArtifactIn(uid=root, kind=Kind.RECORD, content="root")]
+    above = [root]
+    for level in range(1, depth + 1):
+        pair = [f"{prefix}d{level}x", f"{prefix}d{level}y"]
+        items += [
+            ArtifactIn(uid=uid, kind=Kind.SUMMARY, content=uid, inputs=list(above)) for uid in pair
+        ]
+        above = pair
+    return root, items
+
+
+def correct_event(event_id: str, root: str = HUB) -> dict[str, Any]:
+    return {
+        "id": event_id,
+        "type": "correct",
+        "roots": [root],
+        "replacements": [{"replaces": root, "content": f"corrected by {event_id}"}],
+    }
+
+
+# ---- measuring helpers ----------------------------------------------------------------
+def _median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def _timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def _py_peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+
+
+def _server_memory(memory: MemoryStore) -> str:
+    """Server heap in use (JMX) and the server process's peak RSS, when readable."""
+    parts = []
+    try:
+        with memory.store.driver.session(database=memory.store.database) as session:
+            record = session.run(
+                "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
+                "RETURN attributes.HeapMemoryUsage.value.properties AS heap"
+            ).single()
+        if record is not None:
+            heap = record["heap"]
+            parts.append(f"heap {heap['used'] / 2**20:.0f}/{heap['max'] / 2**20:.0f} MiB")
+    except neo4j_errors.Neo4jError:
+        pass
+    if memory.settings.uses_local_server:
+        from memorepair.local_server import LocalServer
+
+        pid = LocalServer(memory.settings).status().pid
+        status = Path(f"/proc/{pid}/status") if pid else None
+        if status is not None and status.is_file():
+            for line in status.read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    parts.append(f"peak RSS {int(line.split()[1]) / 1024:.0f} MiB")
+    return ", ".join(parts) or "n/a"
+
+
+def _run_query(memory: MemoryStore, text: str, params: dict[str, Any], timeout: float) -> Any:
+    with memory.store.driver.session(database=memory.store.database) as session:
+        result = session.run(neo4j.Query(text, timeout=timeout), params)
+        return [record.data() for record in result]
+
+
+def _plan_operators(plan: Any) -> list[str]:
+    names = [str(plan["operatorType"]).removesuffix("@neo4j")]
+    for child in plan.get("children", ()):
+        names += _plan_operators(child)
+    return names
+
+
+def _explain(memory: MemoryStore, text: str, params: dict[str, Any]) -> list[str]:
+    with memory.store.driver.session(database=memory.store.database) as session:
+        summary = session.run(neo4j.Query("EXPLAIN " + text), params).consume()
+    return _plan_operators(summary.plan or {})
+
+
+def _fresh(settings_ns: str, memory: MemoryStore) -> MemoryStore:
+    store = MemoryStore(memory.store, settings_ns, memory.registry)
+    store.clear()
+    return store
+
+
+# ---- section: phases ------------------------------------------------------------------
+@dataclass
+class PhaseRow:
+    n: int
+    run: int
+    cascade: int
+    selected: int
+    reach: float
+    plan: float
+    raw: float
+    seconds: dict[str, float]
+    total: float
+
+
+def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
+    print("\n== phases: layered memory, one `correct` event on the hub, no-op operators ==")
+    print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
+    print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
+    print("e2e = memory.repair wall clock; e2e/raw = engine total over the raw read")
+    header = (
+        f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
+        f"{'plan':>6} {'raw':>6} "
+        + " ".join(f"{p[:7]:>7}" for p in PHASES)
+        + f" {'e2e':>7} {'e2e/raw':>7}"
+    )
+    register_noops(base)  # the registry is shared by every namespace's MemoryStore
+    print(header)
+    for n in sizes:
+        memory = _fresh(f"perf-phases-{n}", base)
+        items = layered_memory(n)
+        import_s, _ = _timed(partial(memory.import_items, items))
+        del items
+        rows: list[PhaseRow] = []
+        for run in range(1, repeats + 1):
+            keys = [artifact_key(memory.ns, HUB)]
+            reach, reached = _timed(
+                partial(memory.store.read, "candidates/plan_cascade", keys=keys)
+            )
+            raw, _ = _timed(partial(_run_query, memory, RAW_CASCADE, {"keys": keys}, 600))
+            event = correct_event(f"perf-{run}")
+            plan, _ = _timed(partial(memory.plan, event))
+            total, report = _timed(partial(memory.repair, event))
+            row = PhaseRow(
+                n,
+                run,
+                len(reached),
+                len(report.selected),
+                reach,
+                plan,
+                raw,
+                dict(report.seconds),
+                total,
+            )
+            rows.append(row)
+            _print_phase_row(row, import_s if run == 1 else None)
+        median = PhaseRow(
+            n,
+            0,
+            int(_median([r.cascade for r in rows])),
+            int(_median([r.selected for r in rows])),
+            _median([r.reach for r in rows]),
+            _median([r.plan for r in rows]),
+            _median([r.raw for r in rows]),
+            {p: _median([r.seconds.get(p, float("nan")) for r in rows]) for p in PHASES},
+            _median([r.total for r in rows]),
+        )
+        _print_phase_row(median, None)
+        print(
+            f"{'':>9} memory after n={n}: python peak RSS {_py_peak_mib():.0f} MiB; "
+            f"server {_server_memory(memory)}"
+        )
+        memory.clear()
+
+
+def _print_phase_row(row: PhaseRow, import_s: float | None) -> None:
+    run = "med" if row.run == 0 else str(row.run)
+    imported = f"{import_s:7.2f}" if import_s is not None else f"{'':>7}"
+    phases = " ".join(f"{row.seconds.get(p, float('nan')):7.3f}" for p in PHASES)
+    print(
+        f"{row.n:>9} {run:>3} {row.cascade:>7} {row.selected:>6} {imported} {row.reach:6.3f} "
+        f"{row.plan:6.3f} {row.raw:6.3f} {phases} {row.total:7.2f} "
+        f"{row.total / row.raw if row.raw else float('nan'):7.1f}"
+    )
+
+
+# ---- section: selection ---------------------------------------------------------------
+def _child_seconds(fn: Callable[[], Any], cap: float) -> float | None:
+    """Wall seconds of ``fn()`` in a forked child, or None when it ran past ``cap``."""
+    ctx = multiprocessing.get_context("fork")
+    queue: Any = ctx.Queue()
+
+    def target() -> None:
+        start = time.perf_counter()
+        fn()
+        queue.put(time.perf_counter() - start)
+
+    process = ctx.Process(target=target, daemon=True)
+    process.start()
+    process.join(cap)
+    if process.is_alive():
+        process.kill()
+        process.join()
+        return None
+    return float(queue.get(timeout=5)) if process.exitcode == 0 else None
+
+
+def bench_selection(sizes: Sequence[int], repeats: int, cap: float, lam: float = 1.0) -> None:
+    print("\n== selection: exact max-weight closure by one min-cut (selection_bench networks) ==")
+    print(f"seconds; ortools median of {repeats}; igraph and networkx one run each in a child")
+    print(f"process killed after {cap:.0f} s ('>cap'), and not tried at larger sizes after that;")
+    print("e2e = select_mincut(backend='ortools') from the SelectionProblem")
+    print(
+        f"{'n':>9} {'req arcs':>9} {'net arcs':>9} {'ortools':>8} {'e2e ort':>8} {'igraph':>8} "
+        f"{'networkx':>9} {'ig/ort':>7} {'nx/ort':>7}"
+    )
+    sel.select_mincut(selection_bench.cascade_problem(100), lam, backend="ortools")  # warm-up
+    alive = {"igraph": True, "networkx": True}
+    for n in sizes:
+        _selection_row(n, repeats, cap, lam, alive)
+
+
+def _selection_row(n: int, repeats: int, cap: float, lam: float, alive: dict[str, bool]) -> None:
+    problem = selection_bench.cascade_problem(n)
+    network = selection_bench._network(problem, lam)[:6]
+    ortools = partial(sel.BACKENDS["ortools"], *network)
+    ort = _median([_timed(ortools)[0] for _ in range(repeats)])
+    mincut = partial(sel.select_mincut, problem, lam, backend="ortools")
+    e2e = _median([_timed(mincut)[0] for _ in range(repeats)])
+    runners: dict[str, Callable[[], Any]] = {
+        "igraph": partial(sel.BACKENDS["igraph"], *network),
+        "networkx": partial(selection_bench._networkx_mask, *network),
+    }
+    cells: list[str] = []
+    ratios: list[str] = []
+    for name, fn in runners.items():
+        seconds = _child_seconds(fn, cap) if alive[name] else None
+        width = 8 if name == "igraph" else 9
+        if seconds is None:
+            cells.append(f"{'>cap' if alive[name] else '-':>{width}}")
+            ratios.append(f"{'-':>7}")
+            alive[name] = False
+        else:
+            cells.append(f"{seconds:{width}.3f}")
+            ratios.append(f"{seconds / ort:7.1f}")
+    print(
+        f"{n:>9} {len(problem.requires):>9} {len(network[0]):>9} {ort:8.3f} {e2e:8.3f} "
+        + " ".join(cells + ratios)
+    )
+
+
+# ---- section: reach -------------------------------------------------------------------
+def bench_reach(base: MemoryStore, depths: Sequence[int], repeats: int, cap: float) -> None:
+    print("\n== reach: pruning BFS vs path enumeration on diamond ladders ==")
+    memory = _fresh("perf-reach", base)
+    explain_params = {"keys": ["x"]}
+    pruned_ops = _plan_operators(memory.store.explain("barrier/reach_cascade", explain_params))
+    naive_ops = _explain(memory, NAIVE_REACH, explain_params)
+    print("barrier/reach_cascade plan: " + " <- ".join(pruned_ops))
+    print("naive (no DISTINCT) plan:   " + " <- ".join(naive_ops))
+    print(f"seconds; pruned median of {repeats}; naive one run, server timeout {cap:.0f} s")
+    print(
+        f"{'depth':>5} {'nodes':>6} {'paths':>22} {'pruned':>8} {'naive':>8} {'naive/pruned':>12}"
+    )
+    naive_on = True
+    for depth in depths:
+        root, items = diamond_ladder(depth, prefix=f"l{depth}-")
+        memory.import_items(items)
+        keys = [artifact_key(memory.ns, root)]
+        times = []
+        count = 0
+        for _ in range(repeats):
+            seconds, rows = _timed(partial(memory.store.read, "barrier/reach_cascade", keys=keys))
+            times.append(seconds)
+            count = len(rows)
+        pruned = _median(times)
+        naive_cell, ratio_cell = f"{'-':>8}", f"{'-':>12}"
+        if naive_on:
+            try:
+                naive, rows = _timed(partial(_run_query, memory, NAIVE_REACH, {"keys": keys}, cap))
+                naive_cell = f"{naive:8.3f}"
+                ratio_cell = f"{naive / pruned:12.1f}"
+                if naive > cap:
+                    naive_on = False
+            except neo4j_errors.Neo4jError:
+                naive_cell, naive_on = f"{'>cap':>8}", False
+        print(f"{depth:>5} {count:>6} {2**depth:>22} {pruned:8.4f} {naive_cell} {ratio_cell}")
+    print("naive stops after its first run past the cap ('-' below it)")
+    memory.clear()
+
+
+# ---- section: writes ------------------------------------------------------------------
+def _write_items(n: int, prefix: str) -> list[ArtifactIn]:
+    half = max(n // 2, 2)
+    records = [
+        ArtifactIn(uid=f"{prefix}r{i}", kind=Kind.RECORD, content=f"record {i}")
+        for i in range(half)
+    ]
+    caches = [
+        ArtifactIn(
+            uid=f"{prefix}c{i}",
+            kind=Kind.CACHE,
+            content=f"cache {i}",
+            recipe=_RECIPE,
+            inputs=sorted({f"{prefix}r{i % half}", f"{prefix}r{(i * 7 + 1) % half}"}),
+        )
+        for i in range(n - half)
+    ]
+    return records + caches
+
+
+def bench_writes(base: MemoryStore, n: int) -> None:
+    print("\n== writes: batched (UNWIND $rows, import_items) vs row by row (record) ==")
+    memory = _fresh("perf-writes", base)
+    batched_items = _write_items(n, "b")
+    batched, _ = _timed(lambda: memory.import_items(batched_items))
+    row_items = _write_items(n, "s")
+    row_by_row, _ = _timed(lambda: [memory.record(item) for item in row_items])
+    print(
+        f"{'artifacts':>9} {'batched s':>10} {'rows/s':>9} {'row-by-row s':>13} {'rows/s':>9} "
+        f"{'ratio':>6}"
+    )
+    print(
+        f"{n:>9} {batched:10.3f} {n / batched:9.0f} {row_by_row:13.3f} {n / row_by_row:9.0f} "
+        f"{row_by_row / batched:6.1f}"
+    )
+    print(f"half records, half caches with 2 inputs each; batch size {memory.settings.batch_size}")
+    memory.clear()
+
+
+# ---- entry point ----------------------------------------------------------------------
+def _sizes(text: str) -> list[int]:
+    return [int(float(part)) for part in text.split(",") if part.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="memorepair bench perf", description=(__doc__ or "").splitlines()[0]
+    )
+    parser.add_argument("--sizes", default="1e3,1e4,1e5", help="artifact counts, e.g. 1e3,1e6")
+    parser.add_argument("--selection-sizes", default="1e3,1e4,1e5,1e6")
+    parser.add_argument("--depths", default="4,8,12,16,20,24,28,40,80,160")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--solver-cap", type=float, default=60.0, help="igraph/networkx cap (s)")
+    parser.add_argument("--naive-cap", type=float, default=20.0, help="path enumeration cap (s)")
+    parser.add_argument("--write-n", type=int, default=2000)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="sections to run")
+    parser.add_argument("--ns", default=None, help="unused; each section has its own namespace")
+    args = parser.parse_args(argv)
+    only = {s.strip() for s in args.only.split(",")}
+    unknown = only - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
+
+    print(f"memorepair bench perf: {os.cpu_count()} cpus, repeats {args.repeats}")
+    if "selection" in only:
+        bench_selection(_sizes(args.selection_sizes), args.repeats, args.solver_cap)
+    if only & {"phases", "reach", "writes"}:
+        with open_store(ns="perf") as base:
+            base.apply_schema()
+            print(f"server {base.store.verify()} at {base.store.uri}")
+            if "reach" in only:
+                bench_reach(base, _sizes(args.depths), args.repeats, args.naive_cap)
+            if "writes" in only:
+                bench_writes(base, args.write_n)
+            if "phases" in only:
+                bench_phases(base, _sizes(args.sizes), args.repeats)
+    print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,73 @@
+"""Reach stays linear: the planner uses the pruning BFS expand, and every query file plans.
+
+A reach that enumerated paths would be exponential on diamonds (2**40 paths at depth 40);
+the ladder test computes that cascade through the engine in bounded time.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from memorepair import queries
+from memorepair.api import MemoryStore
+from memorepair.bench.perf import diamond_ladder
+
+#: The operator Neo4j 5.26 plans for `[:INFLUENCES*0..]` under DISTINCT with an unnamed
+#: relationship: breadth-first, pruning nodes already reached (linear in the edges).
+PRUNING = "VarLengthExpand(Pruning"
+ENUMERATING = ("VarLengthExpand(All)", "VarLengthExpand(Into)", "ProjectEndpoints")
+
+
+def operators(plan: dict[str, Any]) -> list[str]:
+    names = [str(plan["operatorType"])]
+    for child in plan.get("children", ()):
+        names += operators(child)
+    return names
+
+
+@pytest.mark.parametrize("name", ["barrier/reach_cascade", "candidates/plan_cascade"])
+def test_reach_is_planned_as_pruning_bfs(memory: MemoryStore, name: str) -> None:
+    ops = operators(memory.store.explain(name, {"keys": [f"{memory.ns}/root"]}))
+    assert any(op.startswith(PRUNING) for op in ops), ops
+    assert not any(op.startswith(ENUMERATING) for op in ops), ops
+
+
+def test_diamond_ladder_at_depth_40_is_linear(memory: MemoryStore) -> None:
+    depth = 40
+    root, items = diamond_ladder(depth)
+    memory.import_items(items)
+    started = time.perf_counter()
+    plan = memory.plan({"id": "ladder", "type": "delete", "roots": [root]})
+    elapsed = time.perf_counter() - started
+    assert len(plan.cascade) == 2 * depth + 1
+    assert len(plan.family.candidates) == 2 * depth
+    assert elapsed < 30, f"plan over a {2 * depth + 1}-node ladder took {elapsed:.1f} s"
+
+
+def dummy(param: str) -> Any:
+    """A value of the right shape for each parameter name used in cypher/."""
+    if param in ("keys", "uids", "vids", "roots"):
+        return ["x/none"]
+    if param == "rows":
+        return []
+    if param in ("figures", "spec_map"):
+        return {}
+    if param in ("limit",):
+        return 1
+    if param == "lam":
+        return 1.0
+    return "x"
+
+
+EXPLAINABLE = [n for n in queries.all_names() if not n.startswith("schema/")]
+
+
+@pytest.mark.parametrize("name", EXPLAINABLE)
+def test_every_query_file_plans(memory: MemoryStore, name: str) -> None:
+    query = queries.load(name)
+    params = {p: dummy(p) for p in query.declared}
+    plan = memory.store.explain(name, params)
+    assert plan.get("operatorType"), name
