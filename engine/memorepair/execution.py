@@ -59,6 +59,20 @@ def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> l
     return order
 
 
+def _read_versions(
+    store: Store, vids: Sequence[str]
+) -> tuple[dict[str, Artifact], dict[str, list[tuple[int, str]]]]:
+    """Versions by vid, and for each the (position, vid) of the inputs it was built from."""
+    versions: dict[str, Artifact] = {}
+    used: dict[str, list[tuple[int, str]]] = {}
+    for chunk in _batched(vids, store.settings.batch_size):
+        for row in store.read("execution/read_versions", vids=list(chunk)):
+            artifact = artifact_from_row(row["artifact"], row["visibility"])
+            versions[artifact.vid] = artifact
+            used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
+    return versions, used
+
+
 def _batched(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -83,16 +97,11 @@ def stage(
         row["old_vid"]: row["artifact"]
         for row in store.read("execution/staged_successors", event_key=key)
     }
-    old: dict[str, Artifact] = {}
-    old_inputs: dict[str, list[tuple[int, Artifact]]] = {}
-    for chunk in _batched([c.vid for c in candidates], size):
-        for row in store.read("execution/read_versions", vids=list(chunk)):
-            artifact = artifact_from_row(row["artifact"], row["visibility"])
-            old[artifact.vid] = artifact
-        for row in store.read("execution/input_versions", vids=list(chunk)):
-            old_inputs.setdefault(row["vid"], []).append(
-                (row["pos"], artifact_from_row(row["artifact"], row["visibility"]))
-            )
+    old, edges = _read_versions(store, [c.vid for c in candidates])
+    # Each input version is read once, however many candidates it fed (hubs feed thousands).
+    wanted = sorted({v for e in edges.values() for _, v in e} - set(old))
+    used = {**old, **_read_versions(store, wanted)[0]}
+    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in edges.items()}
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
     for chunk in _batched([artifact_key(ns, u) for u in outside], size):
