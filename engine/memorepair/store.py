@@ -33,9 +33,9 @@ class Tx:
     def run(self, name: str, **params: Any) -> list[Row]:
         query = queries.load(name)
         result = self._tx.run(query.text, query.params(params))
-        # items(), not data(): our queries return maps and scalars only, and data()'s
+        # keys()+values(), not data(): our queries return maps and scalars only, and data()'s
         # recursive conversion was a third of the client's time on large cascades.
-        return [dict(record.items()) for record in result]
+        return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
 
 
 class Store:
@@ -134,7 +134,7 @@ class Store:
                 database_=self.database,
                 routing_=routing,
             )
-        return [dict(record.items()) for record in records]
+        return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
