@@ -16,6 +16,7 @@ the terminal a program can do too.
 from __future__ import annotations
 
 import json
+import math
 import re
 
 from collections.abc import Callable, Iterable, Mapping
@@ -125,7 +126,8 @@ class MemoryStore:
 
     def plan(self, event: EventLike, *, lam: float | None = None,
              selector: repair.Selector | None = None) -> repair.Plan:
-        return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
+        return repair.plan(self.store, self.registry, self.event(event), lam=_checked_lam(lam),
+                           selector=selector)
 
     def repair(
         self,
@@ -136,7 +138,7 @@ class MemoryStore:
         progress: repair.Progress = lambda phase, done, total: None,
     ) -> repair.RepairReport:
         return repair.run(
-            self.store, self.registry, self.event(event), selector=selector, lam=lam,
+            self.store, self.registry, self.event(event), selector=selector, lam=_checked_lam(lam),
             progress=progress, options=self._options(),
         )
 
@@ -236,6 +238,13 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InputError(f"artifact {data.get('uid', '?')!r}: {problems}") from exc
+
+
+def _checked_lam(lam: float | None) -> float | None:
+    """A lambda override is checked like an event file's, before the event is recorded."""
+    if lam is not None and (not math.isfinite(lam) or lam < 0 or lam > 1e9):
+        raise InputError(f"lambda must be a finite number in [0, 1e9], got {lam!r}")
+    return lam
 
 
 def _json(data: Mapping[str, Any]) -> str:
