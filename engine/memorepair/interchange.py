@@ -58,6 +58,8 @@ def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InputError(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
+        except (ValueError, RecursionError) as exc:  # a huge integer, or nesting too deep
+            raise InputError(f"{source}:{number}: JSON not accepted ({exc})") from exc
         if not isinstance(obj, dict):
             raise InputError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         kind = obj.pop("type", None)
@@ -107,6 +109,8 @@ def parse_event(raw: str, source: str = "<event>") -> RepairEventSpec:
         obj = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise InputError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+    except (ValueError, RecursionError) as exc:  # a huge integer, or nesting too deep
+        raise InputError(f"{source}: JSON not accepted ({exc})") from exc
     if not isinstance(obj, dict):
         raise InputError(f"{source}: an event is a JSON object, got {type(obj).__name__}")
     try:

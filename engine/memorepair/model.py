@@ -17,6 +17,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
 UID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/\-]{0,199}$"
 NS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
+#: Largest repair cost c: with lambda <= 1e9, lambda * c stays within the 1e15 the exact
+#: selector accepts, so a valid event can never fail selection after its barrier.
+MAX_COST = 1e6
 
 Uid = Annotated[str, Field(pattern=UID_PATTERN)]
 Namespace = Annotated[str, Field(pattern=NS_PATTERN)]
@@ -99,7 +102,10 @@ class ArtifactIn(Strict):
     @field_validator("value", "repair_cost")
     @classmethod
     def _check_number(cls, v: float | None, info: Any) -> float | None:
-        return _finite_non_negative(info.field_name, v)
+        checked = _finite_non_negative(info.field_name, v)
+        if info.field_name == "repair_cost" and checked is not None and checked > MAX_COST:
+            raise ValueError(f"repair_cost must be at most {MAX_COST:g}, got {checked!r}")
+        return checked
 
     @model_validator(mode="after")
     def _check_arch(self) -> ArtifactIn:

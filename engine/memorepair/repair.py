@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -238,6 +239,13 @@ def select(
     return result, chosen, repair_all
 
 
+def checked_lam(lam: float | None) -> float | None:
+    """A lambda override is checked like an event file's, before anything is recorded."""
+    if lam is not None and (not math.isfinite(lam) or lam < 0 or lam > 1e9):
+        raise InputError(f"lambda must be a finite number in [0, 1e9], got {lam!r}")
+    return lam
+
+
 def plan(
     store: Store,
     registry: Registry,
@@ -246,6 +254,7 @@ def plan(
     lam: float | None = None,
     selector: Selector | None = None,
 ) -> Plan:
+    lam = checked_lam(lam)
     keys = [artifact_key(spec.ns, u) for u in spec.roots]
     rows = store.read("candidates/plan_cascade", keys=keys)
     found = {r["uid"] for r in rows if r["root"]}
@@ -275,6 +284,7 @@ def run(
     options: Mapping[str, Any] | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id."""
+    lam = checked_lam(lam)
     settings = store.settings
     chosen_selector: Selector = selector or settings.selector
     chosen_lam = lam if lam is not None else (spec.lam if spec.lam is not None else settings.lam)

@@ -10,11 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    AliasChoices,
+    Field,
+    SecretStr,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memorepair.errors import ConfigError
-from memorepair.model import NS_PATTERN
+from memorepair.model import MAX_COST, NS_PATTERN
 
 #: Default w (value) and c (repair cost) per kind, or per skill arch. They encode the
 #: usual economics: caches are cheap to replay, neural skills dear to retrain.
@@ -101,12 +108,14 @@ class Settings(BaseSettings):
 
     @field_validator("values", "costs")
     @classmethod
-    def _check_table(cls, v: dict[str, float]) -> dict[str, float]:
+    def _check_table(cls, v: dict[str, float], info: ValidationInfo) -> dict[str, float]:
         for key, number in v.items():
             if key not in DEFAULT_VALUES:
                 raise ValueError(f"unknown key {key!r}; use one of {sorted(DEFAULT_VALUES)}")
             if not number >= 0 or number == float("inf"):
                 raise ValueError(f"{key} must be a finite number >= 0, got {number!r}")
+            if info.field_name == "costs" and number > MAX_COST:
+                raise ValueError(f"{key} cost must be at most {MAX_COST:g}, got {number!r}")
         return v
 
     def default_value(self, table_key: str) -> float:

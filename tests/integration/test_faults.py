@@ -1,0 +1,235 @@
+"""Crash safety, resume and database faults, against the real Neo4j and the real CLI.
+
+Every phase of a repair is recorded on the event node; the fault hook
+(`MEMOREPAIR_FAULT_PAUSE_AFTER=<phase>`) holds a real `memorepair repair` process right
+after recording a phase, the test SIGKILLs it and checks what serving sees, then finishes
+the event (with `memorepair resume`, or by running the same event file again) and compares
+the outcome with an uninterrupted run of the same event on a fresh namespace.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from reliability_support import (
+    PHASES,
+    SAMPLE,
+    check_invariants,
+    run_cli,
+    sample_event,
+    served,
+    start_paused,
+    versions,
+)
+
+from memorepair.api import MemoryStore, open_store
+from memorepair.errors import DatabaseError
+from memorepair.local_server import LocalServer
+from memorepair.model import ArtifactIn, Kind
+from memorepair.settings import Settings
+
+#: `memorepair resume` finishes the delete event, re-running the file finishes the correct
+#: one, so each method and each event type is killed after every phase.
+EVENT_FOR = {"resume": "delete", "rerun": "correct"}
+KILLS: dict[str, int] = {}
+
+
+@dataclass(frozen=True)
+class Reference:
+    cascade: list[str]
+    served: dict[str, tuple[int, str]]
+    outcomes: dict[str, list[str]]
+    lineage: dict[str, list[tuple[int, str]]]
+
+
+@pytest.fixture(scope="module")
+def references(
+    neo4j_settings: Settings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Reference]]:
+    """One uninterrupted run of each sample event, each on a fresh namespace."""
+    refs: dict[str, Reference] = {}
+    tmp = tmp_path_factory.mktemp("refs")
+    for name in sorted(set(EVENT_FOR.values())):
+        with open_store(ns=f"ref{uuid.uuid4().hex[:10]}", settings=neo4j_settings) as memory:
+            try:
+                memory.import_file(SAMPLE / "memory.jsonl")
+                event = sample_event(name, f"ref-{name}", tmp)
+                cascade = memory.plan(event).cascade
+                report = memory.repair(event)
+                assert report.status == "completed"
+                refs[name] = Reference(
+                    cascade,
+                    served(memory),
+                    {k: v for k, v in memory.report(report.event).outcomes.items() if v},
+                    {uid: versions(memory, uid) for uid in cascade},
+                )
+            finally:
+                memory.clear()
+    yield refs
+    print(f"\nkills survived per phase: {KILLS}")
+
+
+def _allowed(ref: Reference, name: str, phase: str) -> dict[str, int]:
+    """Versions of cascade uids that may be served while the event is held after `phase`."""
+    if phase == "published":
+        return {uid: ver for uid, (ver, _) in ref.served.items() if uid in ref.cascade}
+    if name == "correct":  # the replacement X_delta is served from the barrier on
+        return {
+            uid: ver
+            for uid, (ver, _) in ref.served.items()
+            if uid in ref.outcomes.get("root_replaced", [])
+        }
+    return {}
+
+
+@pytest.mark.parametrize("method", ["resume", "rerun"])
+@pytest.mark.parametrize("phase", PHASES)
+def test_kill_after_each_phase_then_complete_exactly_once(
+    memory: MemoryStore,
+    neo4j_settings: Settings,
+    references: dict[str, Reference],
+    tmp_path: Path,
+    phase: str,
+    method: str,
+) -> None:
+    name = EVENT_FOR[method]
+    ref = references[name]
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event_id = f"crash-{phase}-{method}"
+    event = sample_event(name, event_id, tmp_path)
+    assert memory.plan(event).cascade == ref.cascade
+    allowed = _allowed(ref, name, phase)
+
+    paused = start_paused(neo4j_settings, memory.ns, event, event_id, phase)
+    check_invariants(memory, ref.cascade, allowed=allowed)  # held open, process alive
+    paused.kill()
+    check_invariants(memory, ref.cascade, allowed=allowed)  # after SIGKILL
+    [row] = [r for r in memory.audit_events() if r["event"] == event_id]
+    assert row["phase"] == phase
+    assert row["status"] == ("completed" if phase == "published" else "open")
+
+    if method == "resume":
+        done = run_cli(memory.ns, "resume")
+        again = run_cli(memory.ns, "resume")
+        assert again.returncode == 0 and "no open events" in again.stdout
+    else:
+        done = run_cli(memory.ns, "repair", str(event))
+        again = run_cli(memory.ns, "repair", str(event))
+        assert again.returncode == 0 and "resumed from published" in again.stdout
+    assert done.returncode == 0, done.stderr
+    if phase != "published":
+        assert f"resumed from {phase}" in done.stdout, done.stdout
+
+    # exactly once: the same served memory, outcomes and version histories as an
+    # uninterrupted run; old versions kept as Superseded, no twin versions
+    check_invariants(memory, ref.cascade, allowed=_allowed(ref, name, "published"))
+    assert served(memory) == ref.served
+    report = memory.report(event_id)
+    assert report.status == "completed"
+    assert {k: v for k, v in report.outcomes.items() if v} == ref.outcomes
+    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+    for uid in ref.outcomes.get("published", []):
+        assert (1, "Superseded") in versions(memory, uid)
+    assert memory.counts()["staged"] == 0
+    KILLS[phase] = KILLS.get(phase, 0) + 1
+
+
+# ---- database faults ----------------------------------------------------------------------
+def _one_line_error(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("error: "), stderr
+    return lines[0]
+
+
+def test_server_stopped_mid_repair_leaves_event_resumable(
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    if not neo4j_settings.uses_local_server:
+        pytest.skip("needs the local server: the test stops and restarts it")
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event = sample_event("delete", "db-down", tmp_path)
+    cascade = memory.plan(event).cascade
+    paused = start_paused(neo4j_settings, memory.ns, event, "db-down", "selected")
+    server = LocalServer(neo4j_settings)
+    try:
+        assert server.stop(timeout_s=10)  # clean shutdown, else SIGKILL: both are faults
+        paused.kill()
+        status = run_cli(memory.ns, "status")
+        assert status.returncode == 1
+        line = _one_line_error(status.stderr)
+        assert "unreachable" in line and "memorepair neo4j start" in line
+        again = run_cli(memory.ns, "repair", str(event))
+        assert again.returncode == 1
+        assert "unreachable" in _one_line_error(again.stderr)
+        with pytest.raises(DatabaseError, match="unreachable"):
+            memory.counts()
+    finally:
+        server.start()
+    deadline = time.monotonic() + 60
+    while True:  # the open driver reconnects once the server answers again
+        try:
+            memory.counts()
+            break
+        except DatabaseError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+    status = run_cli(memory.ns, "status")
+    assert status.returncode == 0 and "db-down (selected)" in status.stdout
+    check_invariants(memory, cascade)
+    done = run_cli(memory.ns, "resume")
+    assert done.returncode == 0, done.stderr
+    assert "resumed from selected" in done.stdout
+    assert memory.report("db-down").status == "completed"
+    assert memory.stale_served() == []
+
+
+# ---- the barrier on 100k nodes --------------------------------------------------------------
+class _Halt(Exception):
+    """Stops the repair right after the barrier committed (as a crash would)."""
+
+
+@pytest.mark.slow
+def test_barrier_withdraws_100k_nodes_in_one_transaction(memory: MemoryStore) -> None:
+    mids, leaves = 1000, 99
+    items = [ArtifactIn(uid="root", kind=Kind.RECORD, content="root")]
+    for i in range(mids):
+        items.append(ArtifactIn(uid=f"m{i}", kind=Kind.CACHE, content="m", inputs=["root"]))
+        items += [
+            ArtifactIn(uid=f"l{i}-{j}", kind=Kind.CACHE, content="l", inputs=[f"m{i}"])
+            for j in range(leaves)
+        ]
+    total = len(items)
+    assert total == 100_001
+    clock = time.perf_counter()
+    imported = memory.import_items(items)
+    import_s = time.perf_counter() - clock
+    assert imported.live == total
+
+    seen: dict[str, dict[str, int]] = {}
+
+    def progress(phase: str, done: int, of: int) -> None:
+        if phase == "barrier" and done == 1:
+            seen["counts"] = memory.counts()
+            raise _Halt
+
+    clock = time.perf_counter()
+    with pytest.raises(_Halt):
+        memory.repair({"id": "big-delete", "type": "delete", "roots": ["root"]}, progress=progress)
+    barrier_s = time.perf_counter() - clock
+    assert seen["counts"]["withdrawn"] == total
+    assert seen["counts"]["live"] == 0
+    [event] = [r for r in memory.audit_events() if r["event"] == "big-delete"]
+    assert event["phase"] == "withdrawn" and event["status"] == "open"
+    assert event["withdrawn"] == total
+    assert memory.retrieve(uid="l999-98") == [] and memory.retrieve(uid="root") == []
+    print(
+        f"\n100k barrier: import {import_s:.1f}s, barrier (one transaction, {total} nodes, "
+        f"event creation included) {barrier_s:.1f}s"
+    )
