@@ -75,23 +75,20 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
             if missing
             else f"event {spec.id!r}: roots {deleted} were already deleted"
         )
-    withdrawn: set[str] = set()
     rounds = 0
     while True:
         rounds += 1
         if cascade:
-            reach = tx.run("barrier/reach_cascade", keys=root_keys)
+            (result,) = tx.run("barrier/withdraw_cascade", event_key=key, keys=root_keys)
         else:
-            reach = [
-                {"key": k, "held_by": roots[k]["held_by"], "withdrawn": not roots[k]["live"]}
-                for k in root_keys
-            ]
-        _refuse_if_busy(tx, spec, reach)
-        new = sorted(row["key"] for row in reach if row["key"] not in withdrawn)
-        if not new:
+            (result,) = tx.run("barrier/withdraw_roots", event_key=key, keys=root_keys)
+        _refuse_if_busy(tx, spec, result["holders"])
+        withdrawn = int(result["withdrawn"])
+        if not cascade:
             break
-        tx.run("barrier/withdraw_cascade", event_key=key, keys=new, roots=root_keys)
-        withdrawn.update(new)
+        (check,) = tx.run("barrier/count_unwithdrawn", event_key=key, keys=root_keys)
+        if check["unwithdrawn"] == 0:
+            break
     if spec.type is not EventType.DELETE:
         _replace_roots(tx, spec, roots)
     tx.run(
@@ -99,23 +96,16 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
         key=key,
         phase="withdrawn",
         status="open",
-        figures={"withdrawn": len(withdrawn), "barrier_rounds": rounds},
+        figures={"withdrawn": withdrawn, "barrier_rounds": rounds},
     )
-    return len(withdrawn), rounds
+    return withdrawn, rounds
 
 
-def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, reach: list[dict[str, object]]) -> None:
-    key = event_key(spec.ns, spec.id)
-    holders = sorted(
-        {
-            str(row["held_by"])
-            for row in reach
-            if row["withdrawn"] and row["held_by"] not in (None, key)
-        }
-    )
+def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
+    """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run("barrier/open_holders", keys=holders)
+    busy = tx.run("barrier/open_holders", keys=sorted(holders))
     if busy:
         names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
         raise CascadeBusyError(

@@ -115,6 +115,14 @@ class Store:
         with self._translated(), self.driver.session(database=self.database) as session:
             session.run(query.text, query.params(params)).consume()
 
+    def read_capped(self, name: str, timeout_s: float, **params: Any) -> list[Row]:
+        """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
+        baselines); the server's timeout error surfaces as `DatabaseError`."""
+        query = queries.load(name)
+        with self._translated(), self.driver.session(database=self.database) as session:
+            result = session.run(neo4j.Query(query.text, timeout=timeout_s), query.params(params))
+            return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
+
     def explain(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
         """The planner's plan for a query file (tests check reach queries stay linear)."""
         query = queries.load(name)

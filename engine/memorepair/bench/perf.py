@@ -37,36 +37,20 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import neo4j
-from neo4j import exceptions as neo4j_errors
-
 from memorepair import selection as sel
 from memorepair.api import MemoryStore, open_store
 from memorepair.bench import selection_bench
+from memorepair.errors import DatabaseError
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
 
 SECTIONS = ("phases", "selection", "reach", "writes")
 PHASES = ("barrier", "candidates", "selection", "execution", "validation", "publication")
 
-#: One query returning the cascade subgraph: each node with its content and its influence
-#: out-edges (all of which stay inside the cascade, which is closed under descendants).
-RAW_CASCADE = """
-MATCH (r:Head)-[:INFLUENCES*0..]->(d)
-WHERE r.key IN $keys
-WITH DISTINCT d
-WHERE d:Head AND NOT d:Removed
-OPTIONAL MATCH (d)-[:INFLUENCES]->(c:Head)
-RETURN d.vid AS vid, d.kind AS kind, d.content AS content, d.inputs AS inputs,
-       collect(c.vid) AS out
-"""
-
-#: Path enumeration: the reach query without DISTINCT, one row per path.
-NAIVE_REACH = """
-MATCH (r:Head)-[:INFLUENCES*0..]->(d)
-WHERE r.key IN $keys
-RETURN count(d) AS paths
-"""
+#: Baselines, as named query files like every other query: the raw read of a cascade
+#: subgraph and the path-enumerating reach.
+RAW_CASCADE = "bench/raw_cascade"
+NAIVE_REACH = "bench/naive_reach"
 
 
 # ---- no-op operators ------------------------------------------------------------------
@@ -200,15 +184,10 @@ def _server_memory(memory: MemoryStore) -> str:
     """Server heap in use (JMX) and the server process's peak RSS, when readable."""
     parts = []
     try:
-        with memory.store.driver.session(database=memory.store.database) as session:
-            record = session.run(
-                "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes "
-                "RETURN attributes.HeapMemoryUsage.value.properties AS heap"
-            ).single()
-        if record is not None:
+        for record in memory.store.read("bench/server_heap"):
             heap = record["heap"]
             parts.append(f"heap {heap['used'] / 2**20:.0f}/{heap['max'] / 2**20:.0f} MiB")
-    except neo4j_errors.Neo4jError:
+    except DatabaseError:
         pass
     if memory.settings.uses_local_server:
         from memorepair.local_server import LocalServer
@@ -222,10 +201,8 @@ def _server_memory(memory: MemoryStore) -> str:
     return ", ".join(parts) or "n/a"
 
 
-def _run_query(memory: MemoryStore, text: str, params: dict[str, Any], timeout: float) -> Any:
-    with memory.store.driver.session(database=memory.store.database) as session:
-        result = session.run(neo4j.Query(text, timeout=timeout), params)
-        return [record.data() for record in result]
+def _run_query(memory: MemoryStore, name: str, params: dict[str, Any], timeout: float) -> Any:
+    return memory.store.read_capped(name, timeout, **params)
 
 
 def _plan_operators(plan: Any) -> list[str]:
@@ -235,10 +212,8 @@ def _plan_operators(plan: Any) -> list[str]:
     return names
 
 
-def _explain(memory: MemoryStore, text: str, params: dict[str, Any]) -> list[str]:
-    with memory.store.driver.session(database=memory.store.database) as session:
-        summary = session.run(neo4j.Query("EXPLAIN " + text), params).consume()
-    return _plan_operators(summary.plan or {})
+def _explain(memory: MemoryStore, name: str, params: dict[str, Any]) -> list[str]:
+    return _plan_operators(memory.store.explain(name, params))
 
 
 def _fresh(settings_ns: str, memory: MemoryStore) -> MemoryStore:
@@ -430,11 +405,23 @@ def bench_reach(base: MemoryStore, depths: Sequence[int], repeats: int, cap: flo
                 ratio_cell = f"{naive / pruned:12.1f}"
                 if naive > cap:
                     naive_on = False
-            except neo4j_errors.Neo4jError:
+            except DatabaseError:
                 naive_cell, naive_on = f"{'>cap':>8}", False
         print(f"{depth:>5} {count:>6} {2**depth:>22} {pruned:8.4f} {naive_cell} {ratio_cell}")
     print("naive stops after its first run past the cap ('-' below it)")
-    memory.clear()
+    _clear_after_cap(memory)
+
+
+def _clear_after_cap(memory: MemoryStore) -> None:
+    """The server frees a timed-out enumeration's memory a little later; wait for it."""
+    for attempt in range(20):
+        try:
+            memory.clear()
+            return
+        except DatabaseError as exc:
+            if "MemoryPool" not in str(exc) or attempt == 19:
+                raise
+            time.sleep(1.0)
 
 
 # ---- section: writes ------------------------------------------------------------------
