@@ -1,5 +1,6 @@
-// What a previous (crashed) run of this event already staged and validated.
+// What a previous (crashed) run of this event already staged, validated or published.
 // mode: read
 // params: $event_key
-MATCH (e:RepairEvent {key: $event_key})-[:STAGED]->(new:Staged)-[:SUPERSEDES]->(old)
-RETURN old.vid AS old_vid, new {.*, created_at: null} AS artifact
+MATCH (e:RepairEvent {key: $event_key})-[:STAGED]->(new:Artifact)-[:SUPERSEDES]->(old)
+RETURN old.vid AS old_vid, new {.*, created_at: null, published_at: null} AS artifact,
+       new:Live AS published

@@ -1,6 +1,6 @@
 // Republish validated successors: each takes its predecessor's place (Head, Live), the
-// old version is kept as Superseded for audit. One transaction with the edges and the
-// outcomes, so a reader sees either the whole repair or none of it.
+// old version is kept as Superseded for audit. Runs per topological batch, in the same
+// transaction as the batch's influence edges.
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})

@@ -51,6 +51,7 @@ class Attempt:
     context: RepairContext | None
     validated: bool | None = None
     detail: str = ""
+    published: bool = False  # by an interrupted run of the same event
 
 
 def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
@@ -94,7 +95,7 @@ def stage(
     candidates = [family.candidates[i] for i in order]
     size = store.settings.batch_size
     previous = {
-        row["old_vid"]: row["artifact"]
+        row["old_vid"]: {**row["artifact"], "published": row["published"]}
         for row in store.read("execution/staged_successors", event_key=key)
     }
     old, edges = _read_versions(store, [c.vid for c in candidates])
@@ -142,6 +143,7 @@ def stage(
                 ctx,
                 reused.get("validated"),
                 reused.get("validation") or "",
+                bool(reused["published"]),
             )
         else:
             vid = version_id(ns, candidate.uid, latest[artifact_key(ns, candidate.uid)] + 1)

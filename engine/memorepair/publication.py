@@ -1,16 +1,19 @@
 """Step 5b: republish validated successors whose required predecessors are republished.
 
-Publication is one transaction: it locks the retained inputs of every successor (a
-successor whose retained input was withdrawn meanwhile by an overlapping event is not
-published, nor is anything requiring it), swaps each successor in for its predecessor,
-gives it influence edges from the inputs it actually used, records every other cascade
-node's outcome, and completes the event. Readers see the whole repair or none of it.
+Publication commits in topological batches. Each batch locks the retained inputs of its
+successors (a successor whose retained input was withdrawn meanwhile by an overlapping
+event is not published, nor is anything requiring it), swaps each successor in for its
+predecessor and gives it influence edges from the inputs it actually used. Because no
+successor commits before one it requires, readers only ever see a predecessor-closed
+served set. Then every other cascade node's outcome is recorded and one last
+transaction completes the event.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from memorepair.candidates import CandidateFamily
@@ -84,40 +87,50 @@ def publish(
     selected: Sequence[int],
     attempts: Sequence[Attempt],
     figures: dict[str, Any],
+    checkpoint: Callable[[str], None] = lambda point: None,
 ) -> Outcomes:
-    key = f"{spec.ns}/{spec.id}"
+    """Republish in topological batches, then close the event in one last transaction.
 
-    def work(tx: Tx) -> Outcomes:
-        publishable, outcomes = decide(family, selected, attempts)
-        publishable = _drop_withdrawn_inputs(tx, spec, publishable, outcomes)
-        for outcome in outcomes.sets.values():
-            outcome.sort()
-        for uid in [a.candidate.uid for a in publishable]:
-            outcomes.sets["published"].append(uid)
-        rows = [{"old_vid": a.candidate.vid, "vid": a.vid} for a in publishable]
-        links = [
-            {"vid": a.vid, "input_keys": [artifact_key(spec.ns, u) for u in a.successor.inputs]}
-            for a in publishable
-            if a.successor is not None
-        ]
-        size = store.settings.batch_size
-        for start in range(0, len(rows), size):
-            tx.run("publication/publish_successors", event_key=key, rows=rows[start : start + size])
-        for start in range(0, len(links), size):
-            tx.run("publication/link_inputs", rows=links[start : start + size])
-        closing = _closing_rows(spec, family, outcomes)
-        for start in range(0, len(closing), size):
-            tx.run("publication/close_withdrawn", event_key=key, rows=closing[start : start + size])
-        published = {a.vid for a in publishable}
-        discarded = [a.vid for a in attempts if a.successor is not None and a.vid not in published]
-        if discarded:
+    Batches keep each transaction within the server's memory on large cascades. Because
+    they follow the topological order, every commit leaves the served set predecessor-
+    closed: a successor goes live only with (or after) every successor it requires. A
+    resumed run skips what an interrupted one already published.
+    """
+    key = f"{spec.ns}/{spec.id}"
+    publishable, outcomes = decide(family, selected, attempts)
+    done = [a for a in publishable if a.published]
+    pending = [a for a in publishable if not a.published]
+    dropped: set[str] = set()
+    published: list[Attempt] = list(done)
+    size = store.settings.batch_size
+    for start in range(0, len(pending), size):
+        batch = pending[start : start + size]
+        kept = store.transaction(
+            partial(_publish_batch, spec=spec, batch=batch, dropped=dropped, outcomes=outcomes)
+        )
+        published += kept
+        checkpoint("publishing")  # a crash here must leave a closed, resumable state
+    outcomes.sets["published"] = sorted(a.candidate.uid for a in published)
+    for name, uids in outcomes.sets.items():
+        if name != "published":
+            uids.sort()
+    closing = _closing_rows(spec, family, outcomes)
+    for start in range(0, len(closing), size):
+        store.write(
+            "publication/close_withdrawn", event_key=key, rows=closing[start : start + size]
+        )
+    live = {a.vid for a in published}
+    discarded = [a.vid for a in attempts if a.successor is not None and a.vid not in live]
+    counts = {o: len(uids) for o, uids in outcomes.sets.items()}
+
+    def complete(tx: Tx) -> None:
+        for start in range(0, len(discarded), size):
             tx.run(
                 "publication/discard_staged",
                 event_key=key,
-                vids=discarded,
+                vids=discarded[start : start + size],
                 reason="not republished (failed, blocked or input withdrawn)",
             )
-        counts = {o: len(uids) for o, uids in outcomes.sets.items()}
         tx.run(
             "events/set_phase",
             key=key,
@@ -125,39 +138,72 @@ def publish(
             status="completed",
             figures={**figures, **counts},
         )
-        return outcomes
 
-    return store.transaction(work)
+    store.transaction(complete)
+    return outcomes
+
+
+def _publish_batch(
+    tx: Tx, *, spec: RepairEventSpec, batch: list[Attempt], dropped: set[str], outcomes: Outcomes
+) -> list[Attempt]:
+    """One batch: lock retained inputs, drop what lost its support, swap the rest in."""
+    key = f"{spec.ns}/{spec.id}"
+    kept = _drop_withdrawn_inputs(tx, spec, batch, outcomes, dropped)
+    tx.run(
+        "publication/publish_successors",
+        event_key=key,
+        rows=[{"old_vid": a.candidate.vid, "vid": a.vid} for a in kept],
+    )
+    tx.run(
+        "publication/link_inputs",
+        rows=[
+            {"vid": a.vid, "input_keys": [artifact_key(spec.ns, u) for u in a.successor.inputs]}
+            for a in kept
+            if a.successor is not None
+        ],
+    )
+    return kept
 
 
 def _drop_withdrawn_inputs(
-    tx: Tx, spec: RepairEventSpec, publishable: list[Attempt], outcomes: Outcomes
+    tx: Tx,
+    spec: RepairEventSpec,
+    batch: list[Attempt],
+    outcomes: Outcomes,
+    dropped: set[str],
 ) -> list[Attempt]:
-    """Lock retained inputs; drop successors built on one that is no longer served."""
-    own = {a.candidate.uid for a in publishable}
-    retained = sorted(
-        {u for a in publishable if a.successor for u in a.successor.inputs if u not in own}
-    )
+    """Lock retained inputs; drop successors built on one that is no longer served.
+
+    `dropped` carries across batches: a successor requiring a dropped one is dropped too.
+    A retry of the transaction recomputes the same answer, since it starts from the same
+    `dropped` (only the caller's copy is updated, after the commit).
+    """
+    own = {a.candidate.uid for a in batch}
+    retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
     locked = tx.run("store/lock_heads", keys=[artifact_key(spec.ns, u) for u in retained])
     served = {row["uid"] for row in locked if row["live"]}
     gone = {u for u in retained if u not in served}
-    if not gone:
-        return publishable
     kept: list[Attempt] = []
-    dropped: set[str] = set()
-    for attempt in publishable:  # topological: a dependent comes after what it requires
+    lost_here: dict[str, list[str]] = {}
+    skip = set(dropped)
+    for attempt in batch:  # topological: a dependent comes after what it requires
         inputs = set(attempt.successor.inputs) if attempt.successor else set()
-        lost = sorted(inputs & (gone | dropped))
+        lost = sorted(inputs & (gone | skip))
         if lost:
-            dropped.add(attempt.candidate.uid)
-            outcomes.add(
-                "input_withdrawn",
-                attempt.candidate.uid,
-                f"support {lost} was withdrawn by an overlapping event",
-            )
+            skip.add(attempt.candidate.uid)
+            lost_here[attempt.candidate.uid] = lost
         else:
             kept.append(attempt)
+    tx.after_commit(lambda: _record_dropped(lost_here, dropped, outcomes))
     return kept
+
+
+def _record_dropped(lost_here: dict[str, list[str]], dropped: set[str], outcomes: Outcomes) -> None:
+    for uid, lost in lost_here.items():
+        dropped.add(uid)
+        outcomes.add(
+            "input_withdrawn", uid, f"support {lost} was withdrawn by an overlapping event"
+        )
 
 
 def _closing_rows(

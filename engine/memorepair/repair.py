@@ -4,9 +4,9 @@
 
 Each phase is recorded on the event node in the same transaction as its effect (or
 after it, when re-running the phase is harmless), so `resume` picks up from the last
-recorded phase: the barrier is never lifted by a crash, nothing is published twice
-(publication is one transaction that also completes the event), and staged successors
-of a crashed run are reused, keyed by version id.
+recorded phase: the barrier is never lifted by a crash, staged successors of a crashed
+run are reused (keyed by version id), and successors an interrupted publication already
+swapped in are skipped, so nothing is published twice.
 """
 
 from __future__ import annotations
@@ -413,7 +413,15 @@ def run(
         "repair_all_value": repair_all.repair,
         "backend": result.backend,
     }
-    outcomes = publish(store, spec, family, chosen, attempts, figures)
+    outcomes = publish(
+        store,
+        spec,
+        family,
+        chosen,
+        attempts,
+        figures,
+        checkpoint=lambda point: _pause_if_asked(settings.state_dir, spec.id, point),
+    )
     seconds["publication"] = time.perf_counter() - clock
     _pause_if_asked(settings.state_dir, spec.id, "published")
     return _report(

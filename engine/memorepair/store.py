@@ -29,6 +29,11 @@ class Tx:
 
     def __init__(self, tx: ManagedTransaction) -> None:
         self._tx = tx
+        self._after_commit: list[Callable[[], None]] = []
+
+    def after_commit(self, callback: Callable[[], None]) -> None:
+        """Run `callback` once this attempt has committed (never for a retried attempt)."""
+        self._after_commit.append(callback)
 
     def run(self, name: str, **params: Any) -> list[Row]:
         query = queries.load(name)
@@ -106,8 +111,17 @@ class Store:
 
     def transaction(self, work: Callable[[Tx], T]) -> T:
         """Run `work` as one managed write transaction (retried on transient errors)."""
+        attempts: list[Tx] = []
+
+        def attempt(tx: ManagedTransaction) -> T:
+            attempts.append(Tx(tx))
+            return work(attempts[-1])
+
         with self._translated(), self.driver.session(database=self.database) as session:
-            return session.execute_write(lambda tx: work(Tx(tx)))
+            result = session.execute_write(attempt)
+        for callback in attempts[-1]._after_commit:  # the last attempt is the one that committed
+            callback()
+        return result
 
     def autocommit(self, name: str, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""

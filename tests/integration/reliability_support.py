@@ -87,13 +87,14 @@ def start_paused(
     phase: str,
     *extra_args: str,
     timeout: float = 120.0,
+    env: Mapping[str, str] | None = None,
 ) -> Paused:
     """Start `memorepair repair EVENT` with the pause hook and wait for its marker."""
     marker = settings.state_dir.resolve() / f"fault-{event_id}-{phase}"
     marker.unlink(missing_ok=True)
     process = subprocess.Popen(
         [str(MEMORYREPAIR_BIN), "repair", str(event_file), *extra_args],
-        env=cli_env(ns, **{PAUSE_ENV: phase}),
+        env=cli_env(ns, **{PAUSE_ENV: phase, **(env or {})}),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

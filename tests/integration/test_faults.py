@@ -140,6 +140,40 @@ def test_kill_after_each_phase_then_complete_exactly_once(
 
 
 # ---- database faults ----------------------------------------------------------------------
+def test_kill_between_publication_batches_leaves_a_closed_served_set(
+    memory: MemoryStore,
+    neo4j_settings: Settings,
+    references: dict[str, Reference],
+    tmp_path: Path,
+) -> None:
+    """Publication commits in topological batches; a kill between two of them serves only
+    successors whose required predecessors are served, and resuming finishes the rest."""
+    ref = references["correct"]
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event = sample_event("correct", "crash-mid-publication", tmp_path)
+    paused = start_paused(
+        neo4j_settings,
+        memory.ns,
+        event,
+        "crash-mid-publication",
+        "publishing",
+        env={"MEMOREPAIR_BATCH_SIZE": "2"},
+    )
+    paused.kill()
+    allowed = _allowed(ref, "correct", "published")
+    check_invariants(memory, ref.cascade, allowed=allowed)
+    live_now = [uid for uid in ref.outcomes["published"] if memory.retrieve(uid=uid)]
+    assert 0 < len(live_now) < len(ref.outcomes["published"])  # really part-way
+    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
+    assert done.returncode == 0, done.stderr
+    assert "resumed from validated" in done.stdout
+    check_invariants(memory, ref.cascade, allowed=allowed)
+    assert served(memory) == ref.served
+    report = memory.report("crash-mid-publication")
+    assert {k: v for k, v in report.outcomes.items() if v} == ref.outcomes
+    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+
+
 def _one_line_error(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr
