@@ -60,18 +60,22 @@ def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> l
     return order
 
 
-def _read_versions(
-    store: Store, vids: Sequence[str]
-) -> tuple[dict[str, Artifact], dict[str, list[tuple[int, str]]]]:
-    """Versions by vid, and for each the (position, vid) of the inputs it was built from."""
-    versions: dict[str, Artifact] = {}
-    used: dict[str, list[tuple[int, str]]] = {}
+@dataclass(frozen=True)
+class _Versions:
+    artifacts: dict[str, Artifact]  # by vid
+    used: dict[str, list[tuple[int, str]]]  # vid -> (position, vid) of the inputs it used
+    latest: dict[str, int]  # uid -> highest version ever written
+
+
+def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
+    found = _Versions({}, {}, {})
     for chunk in _batched(vids, store.settings.batch_size):
         for row in store.read("execution/read_versions", vids=list(chunk)):
             artifact = artifact_from_row(row["artifact"], row["visibility"])
-            versions[artifact.vid] = artifact
-            used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
-    return versions, used
+            found.artifacts[artifact.vid] = artifact
+            found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
+            found.latest[artifact.uid] = int(row["latest"])
+    return found
 
 
 def _batched(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
@@ -98,26 +102,18 @@ def stage(
         row["old_vid"]: {**row["artifact"], "published": row["published"]}
         for row in store.read("execution/staged_successors", event_key=key)
     }
-    old, edges = _read_versions(store, [c.vid for c in candidates])
+    repaired = _read_versions(store, [c.vid for c in candidates])
+    old, latest = repaired.artifacts, repaired.latest
     # Each input version is read once, however many candidates it fed (hubs feed thousands).
-    wanted = sorted({v for e in edges.values() for _, v in e} - set(old))
-    used = {**old, **_read_versions(store, wanted)[0]}
-    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in edges.items()}
+    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(old))
+    used = {**old, **_read_versions(store, wanted).artifacts}
+    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
     for chunk in _batched([artifact_key(ns, u) for u in outside], size):
         for row in store.read("execution/read_heads", keys=list(chunk)):
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             heads[artifact.uid] = artifact
-    latest = {}
-    for chunk in _batched([artifact_key(ns, c.uid) for c in candidates], size):
-        latest.update(
-            {
-                r["key"]: int(r["version"])
-                for r in store.read("execution/max_versions", keys=list(chunk))
-            }
-        )
-
     successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []
@@ -146,7 +142,7 @@ def stage(
                 bool(reused["published"]),
             )
         else:
-            vid = version_id(ns, candidate.uid, latest[artifact_key(ns, candidate.uid)] + 1)
+            vid = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
             attempt = _build(registry, candidate, artifact, ctx, vid)
             if attempt.successor is not None:
                 pending.append(_stage_row(candidate, attempt))
@@ -166,13 +162,11 @@ def stage(
 def validate(
     store: Store,
     registry: Registry,
-    spec: RepairEventSpec,
     attempts: Sequence[Attempt],
     *,
     progress: Progress = lambda phase, done, total: None,
 ) -> list[Attempt]:
     """Run each operator's validation on its staged successor and record the verdicts."""
-    key = f"{spec.ns}/{spec.id}"
     checked: list[Attempt] = []
     rows: list[dict[str, Any]] = []
     for done, attempt in enumerate(attempts, start=1):
@@ -192,11 +186,13 @@ def validate(
                 verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
         result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
         checked.append(result)
-        rows.append(_stage_row(result.candidate, result))
+        rows.append(
+            {"vid": result.vid, "validated": verdict.ok, "validation": verdict.reason or None}
+        )
         progress("validate", done, len(attempts))
     size = store.settings.batch_size
     for start in range(0, len(rows), size):
-        store.write("execution/stage_successors", event_key=key, rows=rows[start : start + size])
+        store.write("execution/record_validation", rows=rows[start : start + size])
     return checked
 
 

@@ -397,7 +397,7 @@ def run(
     seconds["execution"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    attempts = validate(store, registry, spec, attempts, progress=progress)
+    attempts = validate(store, registry, attempts, progress=progress)
     if not reached("validated"):
         mark("validated", {"validated": sum(1 for a in attempts if a.validated)})
     seconds["validation"] = time.perf_counter() - clock
