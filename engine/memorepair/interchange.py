@@ -45,6 +45,16 @@ def _describe(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
+def _load_json(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        at = f" at line {exc.lineno}" if exc.lineno > 1 else ""
+        raise InputError(f"{where}: not valid JSON ({exc.msg}{at})") from exc
+    except (ValueError, RecursionError) as exc:  # a huge integer, or nesting too deep
+        raise InputError(f"{where}: JSON not accepted ({exc})") from exc
+
+
 def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
     artifacts: list[ArtifactIn] = []
     edges: list[EdgeIn] = []
@@ -54,12 +64,7 @@ def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
             continue
         if len(line) > MAX_LINE_BYTES:
             raise InputError(f"{source}:{number}: line is longer than {MAX_LINE_BYTES} bytes")
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(f"{source}:{number}: not valid JSON ({exc.msg})") from exc
-        except (ValueError, RecursionError) as exc:  # a huge integer, or nesting too deep
-            raise InputError(f"{source}:{number}: JSON not accepted ({exc})") from exc
+        obj = _load_json(line, f"{source}:{number}")
         if not isinstance(obj, dict):
             raise InputError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
         kind = obj.pop("type", None)
@@ -105,12 +110,7 @@ def read_event(path: Path) -> RepairEventSpec:
 
 
 def parse_event(raw: str, source: str = "<event>") -> RepairEventSpec:
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{source}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
-    except (ValueError, RecursionError) as exc:  # a huge integer, or nesting too deep
-        raise InputError(f"{source}: JSON not accepted ({exc})") from exc
+    obj = _load_json(raw, source)
     if not isinstance(obj, dict):
         raise InputError(f"{source}: an event is a JSON object, got {type(obj).__name__}")
     try:
