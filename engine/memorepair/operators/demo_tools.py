@@ -56,68 +56,53 @@ def format_amount(amount: float, currency: str) -> str:
     return f"{amount:,.2f} {currency.upper()}"
 
 
-class CurrencyBackend:
+class _Currency:
+    """The shared body of both versions; a version only names `convert` and its params."""
+
+    name = "currency"
+    version: int
+    #: (function name, amount parameter, source parameter, target parameter)
+    convert_names: tuple[str, str, str, str]
+
+    def schema(self) -> Interface:
+        function, amount, source, target = self.convert_names
+        return Interface(
+            tool="currency",
+            functions={
+                function: FunctionSpec(
+                    params={amount: "number", source: "string", target: "string"},
+                    required=[amount, source, target],
+                ),
+                "format_amount": _FORMAT,
+            },
+        )
+
+    def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
+        convert_name, amount, source, target = self.convert_names
+        if function == convert_name:
+            _exact(function, args, {amount, source, target})
+            result: Any = convert(_number(amount, args[amount]), args[source], args[target])
+        elif function == "format_amount":
+            _exact(function, args, {"amount", "currency"})
+            result = format_amount(_number("amount", args["amount"]), args["currency"])
+        else:
+            raise KeyError(f"currency v{self.version} has no function {function!r}")
+        state["last"] = result
+        return result
+
+
+class CurrencyBackend(_Currency):
     """Interface version 1: ``convert(amount, from_currency, to_currency)``."""
 
-    name = "currency"
     version = 1
-
-    def schema(self) -> Interface:
-        return Interface(
-            tool="currency",
-            functions={
-                "convert": FunctionSpec(
-                    params={"amount": "number", "from_currency": "string", "to_currency": "string"},
-                    required=["amount", "from_currency", "to_currency"],
-                ),
-                "format_amount": _FORMAT,
-            },
-        )
-
-    def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
-        if function == "convert":
-            _exact(function, args, {"amount", "from_currency", "to_currency"})
-            result: Any = convert(
-                _number("amount", args["amount"]), args["from_currency"], args["to_currency"]
-            )
-        elif function == "format_amount":
-            _exact(function, args, {"amount", "currency"})
-            result = format_amount(_number("amount", args["amount"]), args["currency"])
-        else:
-            raise KeyError(f"currency v{self.version} has no function {function!r}")
-        state["last"] = result
-        return result
+    convert_names = ("convert", "amount", "from_currency", "to_currency")
 
 
-class CurrencyBackendV2:
+class CurrencyBackendV2(_Currency):
     """Interface version 2: ``convert_amount(value, source, target)``; ``convert`` is gone."""
 
-    name = "currency"
     version = 2
-
-    def schema(self) -> Interface:
-        return Interface(
-            tool="currency",
-            functions={
-                "convert_amount": FunctionSpec(
-                    params={"value": "number", "source": "string", "target": "string"},
-                    required=["value", "source", "target"],
-                ),
-                "format_amount": _FORMAT,
-            },
-        )
-
-    def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
-        if function == "convert_amount":
-            _exact(function, args, {"value", "source", "target"})
-            result: Any = convert(_number("value", args["value"]), args["source"], args["target"])
-        elif function == "format_amount":
-            _exact(function, args, {"amount", "currency"})
-            result = format_amount(_number("amount", args["amount"]), args["currency"])
-        else:
-            raise KeyError(f"currency v{self.version} has no function {function!r}")
-        state["last"] = result
-        return result
+    convert_names = ("convert_amount", "value", "source", "target")
 
 
 def _exact(function: str, args: Mapping[str, Any], expected: set[str]) -> None:
