@@ -496,7 +496,8 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     """Repair the included sample memory: one delete, one correct, one migrate event.
 
     Loads a small travel agent's memory (records, tool-call caches, summaries, prompt,
-    chain and neural skills) into the namespace 'demo' (or --ns), then fires the three
+    chain and neural skills) into the namespace 'demo' (or --ns, which must be empty:
+    the demo clears its namespace first), then fires the three
     sample events in turn and prints what each withdrew, republished and removed, and its
     cost against Repair-all. Ends with the barrier check over the whole namespace.
     """
@@ -506,6 +507,11 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     results: list[dict[str, Any]] = []
     with _memory(ctx) as memory:
         memory.apply_schema()
+        if memory.ns != "demo" and any(memory.counts().values()):
+            raise InputError(
+                f"namespace {memory.ns!r} is not empty and the demo clears its namespace; "
+                "run it in the default 'demo' namespace or an empty one"
+            )
         memory.clear()
         imported = memory.import_file(sample.path("memory.jsonl"))
         if not as_json:

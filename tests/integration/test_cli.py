@@ -71,3 +71,11 @@ def test_errors_are_one_line_with_a_nonzero_exit(memory: MemoryStore, tmp_path: 
         f"error: {bad}:1: arch is required for kind 'skill' (one of neural, prompt, chain)"
     ]
     assert memory.counts()["live"] == 0
+
+
+def test_demo_refuses_to_clear_a_namespace_with_data(memory: MemoryStore) -> None:
+    memory.record({"uid": "precious", "kind": "record", "content": "keep me"})
+    result = CliRunner().invoke(cli, ["--ns", memory.ns, "demo"])
+    assert result.exit_code != 0
+    assert "is not empty" in str(result.exception)
+    assert [a.uid for a in memory.retrieve(uid="precious")] == ["precious"]
