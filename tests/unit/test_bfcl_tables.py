@@ -16,6 +16,7 @@ pytest.importorskip("matplotlib", reason="bench extra not installed (matplotlib)
 from memorepair.bench.bfcl.eval import (
     Row,
     format_table,
+    frontier,
     plot,
     summarise,
     systems,
@@ -85,3 +86,46 @@ def test_summary_table_and_files(tmp_path: Path) -> None:
     plot(summary, tmp_path / "p.png")
     assert (tmp_path / "p.png").stat().st_size > 0
     assert len((tmp_path / "r.csv").read_text().splitlines()) == len(rows) + 1
+
+
+def test_frontier_reports_the_recovery_target_both_ways() -> None:
+    def summary(points: list[tuple[str, float, float]]) -> list[dict[str, object]]:
+        return [
+            {
+                "event_type": "all",
+                "system": name,
+                "lam": float(name.split("@")[1]),
+                "recovered": rec,
+                "cost_norm": cost,
+            }
+            for name, rec, cost in points
+        ]
+
+    missed = frontier(
+        summary(
+            [
+                ("mincut@1", 0.954, 0.903),
+                ("mincut@1.25", 0.769, 0.670),
+                ("mincut@1.5", 0.139, 0.059),
+            ]
+        )
+    )
+    assert missed[0].endswith("not met")
+    assert "0.139 (mincut@1.5" in missed[1]
+    assert "0.903 (mincut@1," in missed[2]
+    met = frontier(summary([("mincut@0.5", 1.0, 1.0), ("mincut@1", 0.96, 0.55)]))
+    assert met[0].endswith("met by mincut@1")
+    assert (
+        frontier(
+            [
+                {
+                    "event_type": "all",
+                    "system": "all",
+                    "lam": None,
+                    "recovered": 1.0,
+                    "cost_norm": 1.0,
+                }
+            ]
+        )
+        == []
+    )
