@@ -369,6 +369,11 @@ def test_empty_problem() -> None:
         (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(-1, 0)]), 1.0, r"requires\[0\]"),
         (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(0, 1.5)]), 1.0, "requires"),  # type: ignore[list-item]
         (SelectionProblem([1.0], [1.0], [True], [(0,)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 3, [1.0] * 3, [True] * 3, [(0, 1, 2)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [(0, 1.0)]), 1.0, "integer"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [("0", "1")]), 1.0, "integer"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [(2**70, 1)]), 1.0, "integer"),
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [0, 1]), 1.0, "pairs"),  # type: ignore[list-item]
         (SelectionProblem([1.0], [1.0], [True], []), -0.5, "lam"),
         (SelectionProblem([1.0], [1.0], [True], []), math.nan, "lam"),
         (SelectionProblem([1.0], [1.0], [True], []), math.inf, "lam"),
