@@ -826,12 +826,10 @@ def _mincut_masks(
         profits, _ = _scaled(an, lam)
         mask, rest, within = _reduce(an, profits)
         nodes = np.flatnonzero(rest)
+        local = np.cumsum(rest) - 1  # position in nodes, for the candidates in rest
         inside = rest[within.tails] & rest[within.heads]
         batches, trivial = _pack_components(
-            nodes,
-            np.searchsorted(nodes, within.tails[inside]),
-            np.searchsorted(nodes, within.heads[inside]),
-            threshold,
+            nodes, local[within.tails[inside]], local[within.heads[inside]], threshold
         )
         if trivial.any():
             # Cannot happen: an undecided candidate with p > 0 is tainted, so a path of
