@@ -668,3 +668,19 @@ def test_medium_instance_with_cycles_matches_the_unreduced_network() -> None:
         with requirement_path(path):
             sweep = select_sweep(problem, list(expected), backend="auto")
             assert [r.selected for r in sweep] == list(expected.values()), path
+
+
+def test_bench_reports_reduction_shares_that_partition_the_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    problem = cascade_problem(5_000, seed=2)
+    shares = selection_bench.reduction_shares(problem, 1.0)
+    parts = [shares[k] for k in ("blocked", "useless", "forced", "left")]
+    assert sum(parts) == pytest.approx(1.0)
+    assert all(0.0 <= x <= 1.0 for x in parts)
+    assert shares["blocked"] > 0.5  # 3 % unrunnable, each required by many below it
+    assert 0.0 < shares["left"] < 0.5
+    assert selection_bench.main(["--max-size", "1000", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "left" in out
+    assert " yes" in out and " NO" not in out
