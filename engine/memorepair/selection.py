@@ -528,13 +528,21 @@ def _levels(
         freed = grouped_heads[positions]
         run_tails.append(np.repeat(frontier, counts))
         run_heads.append(freed)
-        np.subtract.at(indegree, freed, 1)
-        ready = freed[indegree[freed] == 0]
-        # A candidate freed by several arcs of this round is listed once per arc. After the
-        # scatter its stamp names exactly one of its positions, which dedupes without a sort.
-        index = np.arange(len(ready), dtype=np.int64)
-        stamp[ready] = index
-        frontier = ready[stamp[ready] == index]
+        if 4 * len(freed) > n:
+            # A wide level: one pass over all candidates is cheaper than scattered updates.
+            # A candidate reaching in-degree 0 with an arc from this level is new: those
+            # already processed have no unprocessed requirement, so no arc from here.
+            drop = np.bincount(freed, minlength=n)
+            indegree -= drop
+            frontier = np.flatnonzero((indegree == 0) & (drop > 0))
+        else:
+            np.subtract.at(indegree, freed, 1)
+            ready = freed[indegree[freed] == 0]
+            # A candidate freed by several arcs of this level is listed once per arc. After
+            # the scatter its stamp names exactly one of its positions: dedupes without a sort.
+            index = np.arange(len(ready), dtype=np.int64)
+            stamp[ready] = index
+            frontier = ready[stamp[ready] == index]
     bounds = np.zeros(len(run_tails) + 1, dtype=np.int64)
     np.cumsum([len(run) for run in run_tails], out=bounds[1:])
     empty = np.zeros(0, dtype=np.int64)

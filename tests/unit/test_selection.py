@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -684,3 +685,33 @@ def test_bench_reports_reduction_shares_that_partition_the_candidates(
     out = capsys.readouterr().out
     assert "left" in out
     assert " yes" in out and " NO" not in out
+
+
+@settings(FAST, max_examples=500)
+@given(problem=st.one_of(problems(), problems(acyclic=False, max_n=8)))
+def test_levels_are_longest_path_depths_and_hold_every_freed_arc(
+    problem: SelectionProblem,
+) -> None:
+    n = len(problem.weights)
+    requires = list(problem.requires)
+    reach = reach_matrix(n, requires)
+    cyclic = np.diag(reach)
+    unfreed = cyclic | (reach & cyclic[:, None]).any(axis=0)
+    depth = [0] * n  # longest requirement path ending at v, for freed candidates
+    for _ in range(n):
+        for j, i in requires:
+            if not unfreed[i]:
+                depth[i] = max(depth[i], depth[j] + 1)
+    j_arr = np.asarray([j for j, _ in requires], dtype=np.int64)
+    i_arr = np.asarray([i for _, i in requires], dtype=np.int64)
+    # A finite budget turns a frontier that never empties into a failure, not a hang.
+    levels = selection._levels(n, j_arr, i_arr, budget=n + 1)
+    assert levels is not None
+    dag, got_unfreed = levels
+    assert (got_unfreed == unfreed).all()
+    got = sorted(
+        (int(dag.tails[k]), int(dag.heads[k]), level)
+        for level, (lo, hi) in enumerate(itertools.pairwise(dag.bounds.tolist()))
+        for k in range(lo, hi)
+    )
+    assert got == sorted((j, i, depth[j]) for j, i in requires if not unfreed[j])
