@@ -840,10 +840,10 @@ def _mincut_masks(
             nodes, local[within.tails[inside]], local[within.heads[inside]], threshold
         )
         if trivial.any():
-            # Cannot happen: an undecided candidate with p > 0 is tainted, so a path of
-            # undecided candidates leads to it from a p < 0 ancestor; one with p <= 0 is
-            # useful, so such a path leads from it to a p > 0 descendant (a forced candidate
-            # on either path would have forced it in too). A network is always needed.
+            # Cannot happen. An undecided candidate with p > 0 is tainted: the path to it
+            # from its p < 0 ancestor is tainted throughout, so undecided. One with p <= 0
+            # is useful: the path from it to a p > 0 descendant is useful, and a forced
+            # candidate on it would have forced it in too. So each has an undecided arc.
             raise RuntimeError("exact reductions left an isolated undecided candidate")
         used: set[str] = set()
         for batch in batches:

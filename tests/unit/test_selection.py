@@ -715,3 +715,30 @@ def test_levels_are_longest_path_depths_and_hold_every_freed_arc(
         for k in range(lo, hi)
     )
     assert got == sorted((j, i, depth[j]) for j, i in requires if not unfreed[j])
+
+
+def test_requires_may_be_an_integer_array() -> None:
+    pairs = [(0, 1), (1, 2), (0, 3)]
+    as_list = SelectionProblem([0.0, 1.0, 9.0, 0.5], [2.0, 2.0, 1.0, 1.0], [True] * 4, pairs)
+    as_array = SelectionProblem(
+        as_list.weights,
+        as_list.costs,
+        as_list.executable,
+        np.asarray(pairs, dtype=np.int32),  # type: ignore[arg-type]
+    )
+    # p = [-2, -1, 8, -0.5]: 2 pays for its chain 0 <- 1 <- 2; 3 is not worth it.
+    assert select_mincut(as_array, 1.0).selected == (True, True, True, False)
+    assert select_mincut(as_array, 1.0) == select_mincut(as_list, 1.0)
+    floats = SelectionProblem(
+        as_list.weights,
+        as_list.costs,
+        as_list.executable,
+        np.asarray(pairs, dtype=np.float64),  # type: ignore[arg-type]
+    )
+    with pytest.raises(ValueError, match="integer indices"):
+        select_mincut(floats, 1.0)
+    with pytest.raises(ValueError, match=r"requires\[1\] = \(1, 7\)"):
+        select_mincut(
+            SelectionProblem([1.0] * 3, [1.0] * 3, [True] * 3, np.asarray([(0, 1), (1, 7)])),  # type: ignore[arg-type]
+            1.0,
+        )

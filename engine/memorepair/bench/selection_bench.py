@@ -179,9 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         share = reduction_shares(problem, args.lam)
         shares.append(
-            f"{n:>9}: blocked {share['blocked']:6.1%}, no p > 0 below {share['useless']:6.1%}, "
-            f"forced in {share['forced']:6.1%}, left {share['left']:6.1%} "
-            f"(arcs left {share['left_arcs']:6.1%})"
+            f"{n:>9}: blocked {share['blocked']:6.2%}, no p > 0 below {share['useless']:6.2%}, "
+            f"forced in {share['forced']:6.3%}, left {share['left']:6.2%} "
+            f"(arcs left {share['left_arcs']:6.2%})"
         )
         print(
             f"{n:>9} {len(problem.requires):>9} {len(tails):>9} {timing['igraph']:8.3f} "
