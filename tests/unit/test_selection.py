@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from unittest import mock
 
 import igraph as ig
 import numpy as np
@@ -10,6 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memorepair import selection
+from memorepair.bench import selection_bench
+from memorepair.bench.selection_bench import cascade_problem
 from memorepair.selection import (
     BACKENDS,
     Selection,
@@ -325,12 +332,18 @@ def test_components_solved_separately_match_the_whole() -> None:
 
 
 def test_auto_backend_follows_the_threshold() -> None:
-    problem = SelectionProblem([5.0, 5.0, 1.0], [1.0, 1.0, 1.0], [True] * 3, [(0, 1)])
+    # p = [-2, 9, 0]: whether to pay for 0 to get 1 is left to a network.
+    problem = SelectionProblem([1.0, 10.0, 1.0], [3.0, 1.0, 1.0], [True] * 3, [(0, 1)])
     assert select_mincut(problem, 1.0).backend == "igraph"
     assert select_mincut(problem, 1.0, threshold=3).backend == "ortools"
+    assert select_mincut(problem, 1.0).selected == (True, True, False)
     lonely = SelectionProblem([5.0, 0.0], [1.0, 1.0], [True, True], [])
     assert select_mincut(lonely, 1.0).backend == "trivial"
     assert select_mincut(lonely, 1.0).selected == (True, False)
+    # p = [4, 4, 0]: the reductions force 0 and 1 in and 2 out, so no network is built.
+    settled = SelectionProblem([5.0, 5.0, 1.0], [1.0, 1.0, 1.0], [True] * 3, [(0, 1)])
+    assert select_mincut(settled, 1.0, threshold=3).backend == "trivial"
+    assert select_mincut(settled, 1.0).selected == (True, True, False)
 
 
 def test_large_values_use_a_coarser_exact_resolution() -> None:
@@ -369,6 +382,11 @@ def test_empty_problem() -> None:
         (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(-1, 0)]), 1.0, r"requires\[0\]"),
         (SelectionProblem([1.0, 1.0], [1.0] * 2, [True] * 2, [(0, 1.5)]), 1.0, "requires"),  # type: ignore[list-item]
         (SelectionProblem([1.0], [1.0], [True], [(0,)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 3, [1.0] * 3, [True] * 3, [(0, 1, 2)]), 1.0, "requires"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [(0, 1.0)]), 1.0, "integer"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [("0", "1")]), 1.0, "integer"),  # type: ignore[list-item]
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [(2**70, 1)]), 1.0, "integer"),
+        (SelectionProblem([1.0] * 2, [1.0] * 2, [True] * 2, [0, 1]), 1.0, "pairs"),  # type: ignore[list-item]
         (SelectionProblem([1.0], [1.0], [True], []), -0.5, "lam"),
         (SelectionProblem([1.0], [1.0], [True], []), math.nan, "lam"),
         (SelectionProblem([1.0], [1.0], [True], []), math.inf, "lam"),
@@ -409,3 +427,318 @@ def test_medium_instance_backends_agree_and_sweep_matches() -> None:
         assert result == select_mincut(problem, lam, backend="ortools")
         assert is_feasible(problem, result.selected)
         assert select_greedy(problem, lam).objective <= result.objective + 1e-6
+
+
+# --------------------------------------------------------------------------- exact reductions
+#
+# select_mincut settles most candidates before any network: blocked ones are out, alive ones
+# with no positive alive descendant-or-self are out, positive ones whose ancestor closure is
+# all p >= 0 are in with that closure. The checks below compare the reduced solver with the
+# whole, unreduced Picard network and with brute force, on both requirement-graph paths
+# (level sweeps and the igraph fallback for deep graphs).
+
+
+def reach_matrix(n: int, requires: list[tuple[int, int]]) -> np.ndarray:
+    """reach[a, b]: b transitively requires a (a path a -> b of one or more arcs)."""
+    reach = np.zeros((n, n), dtype=bool)
+    for j, i in requires:
+        reach[j, i] = True
+    for k in range(n):
+        reach |= reach[:, k : k + 1] & reach[k : k + 1, :]
+    return reach
+
+
+def scc_runnable(problem: SelectionProblem) -> list[bool]:
+    """``runnable`` for larger inputs: executable and in a one-candidate, loop-free SCC."""
+    n = len(problem.weights)
+    graph = ig.Graph(n=n, edges=list(problem.requires), directed=True)
+    sizes = [len(c) for c in graph.connected_components(mode="strong")]
+    member = graph.connected_components(mode="strong").membership
+    loops = {j for j, i in problem.requires if j == i}
+    return [
+        bool(problem.executable[v]) and sizes[member[v]] == 1 and v not in loops for v in range(n)
+    ]
+
+
+def unreduced_mincut(
+    problem: SelectionProblem, lam: float, backend: str, run: list[bool] | None = None
+) -> tuple[bool, ...]:
+    """Picard's network for the whole problem in one min-cut, built without the library."""
+    n = len(problem.weights)
+    profits, _ = scaled_profits(problem, lam)
+    run = runnable(problem) if run is None else run
+    infinity = sum(abs(p) for p, r in zip(profits, run, strict=True) if r) + 1
+    s, t = n, n + 1
+    tails: list[int] = []
+    heads: list[int] = []
+    caps: list[int] = []
+    for v, (p, r) in enumerate(zip(profits, run, strict=True)):
+        tails += [s, v]
+        heads += [v, t]
+        caps += [max(p, 0), max(-p, 0)] if r else [0, infinity]
+    for j, i in problem.requires:
+        tails.append(i)
+        heads.append(j)
+        caps.append(infinity)
+    mask = solve_closure(tails, heads, caps, s, t, backend=backend, n_nodes=n + 2)
+    return tuple(mask[:n])
+
+
+@contextmanager
+def requirement_path(path: str) -> Iterator[None]:
+    """Force the level-sweep analysis or the igraph fallback (as for a very deep graph)."""
+    budget = {"levels": lambda n, m: 2**62, "igraph": lambda n, m: 0}[path]
+    with mock.patch.object(selection, "_level_budget", budget):
+        yield
+
+
+def analysis_path(problem: SelectionProblem) -> str:
+    reach = selection._analyse(problem).reach
+    return "igraph" if isinstance(reach, selection._GraphReach) else "levels"
+
+
+PATHS = ("levels", "igraph")
+
+# Small integer weights and costs with λ in {0, 1, 2} make p = 0 common: ties everywhere.
+tie_numbers = st.integers(0, 3).map(float)
+
+
+@st.composite
+def tie_problems(draw: st.DrawFn, *, max_n: int = MAX_N) -> SelectionProblem:
+    n = draw(st.integers(1, max_n))
+    pairs = [(a, b) for a in range(n) for b in range(n)]
+    acyclic = draw(st.booleans())
+    if acyclic:
+        order = draw(st.permutations(range(n)))
+        pairs = [(order[a], order[b]) for a in range(n) for b in range(a + 1, n)]
+    requires = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2 * n)) if pairs else []
+    return SelectionProblem(
+        weights=draw(st.lists(tie_numbers, min_size=n, max_size=n)),
+        costs=draw(st.lists(tie_numbers, min_size=n, max_size=n)),
+        executable=draw(
+            st.lists(st.sampled_from([True, True, True, False]), min_size=n, max_size=n)
+        ),
+        requires=requires,
+    )
+
+
+any_problem = st.one_of(problems(), problems(acyclic=False, max_n=8), tie_problems())
+
+
+@settings(FAST, max_examples=1500)
+@given(problem=any_problem, lam=st.sampled_from([0.0, 1.0, 2.0, *LAMS]))
+def test_reduced_mincut_equals_unreduced_network_and_brute_force(
+    problem: SelectionProblem, lam: float
+) -> None:
+    expected, _ = smallest_optimal(problem, lam)
+    for backend in ("igraph", "ortools"):
+        assert unreduced_mincut(problem, lam, backend) == expected
+    for path in PATHS:
+        with requirement_path(path):
+            # With no candidate free of requirements there is no level to sweep at all.
+            free = set(range(len(problem.weights))) - {i for _, i in problem.requires}
+            assert analysis_path(problem) == (path if free else "levels")
+            for backend in ("igraph", "ortools", "auto"):
+                result = select_mincut(problem, lam, backend=backend)
+                assert result.selected == expected, (path, backend)
+                check_selection(problem, lam, result)
+
+
+@settings(FAST, max_examples=800)
+@given(problem=any_problem, lam=st.sampled_from([0.0, 1.0, 2.0, 3.7]))
+def test_each_reduction_rule_is_exact_and_as_strong_as_stated(
+    problem: SelectionProblem, lam: float
+) -> None:
+    n = len(problem.weights)
+    expected = np.asarray(smallest_optimal(problem, lam)[0], dtype=bool)
+    p = np.asarray(scaled_profits(problem, lam)[0], dtype=np.int64)
+    reach = reach_matrix(n, list(problem.requires))
+    below = reach | np.eye(n, dtype=bool)  # below[a, b]: b is a or requires a transitively
+    run = np.asarray(runnable(problem), dtype=bool)
+    blocked = below[~run].any(axis=0)
+    alive = ~blocked
+    useful = alive & (below & (alive & (p > 0))[None, :]).any(axis=1)
+    clean = alive & ~below[p < 0].any(axis=0)  # no ancestor-or-self has p < 0
+    forced = (below & (clean & (p > 0))[None, :]).any(axis=1)
+    # The rules' sets are consistent with the smallest optimum...
+    assert not (expected & blocked).any()
+    assert not (expected & ~useful).any()
+    assert (expected >= forced).all()
+    # ...and the implementation computes exactly those sets, on both paths.
+    for path in PATHS:
+        with requirement_path(path):
+            an = selection._analyse(problem)
+            profits, _ = selection._scaled(an, lam)
+            got_forced, rest, _ = selection._reduce(an, profits)
+            assert (an.blocked == blocked).all(), path
+            assert (an.runnable == run).all(), path
+            assert (got_forced == forced).all(), path
+            assert (rest == (useful & ~forced)).all(), path
+
+
+@settings(FAST, max_examples=300)
+@given(
+    problem=any_problem,
+    lams=st.lists(st.sampled_from([0.0, 1.0, 2.0, *LAMS]), min_size=1, max_size=5),
+)
+def test_sweep_with_reductions_matches_brute_force_at_every_lam(
+    problem: SelectionProblem, lams: list[float]
+) -> None:
+    for path in PATHS:
+        with requirement_path(path):
+            for backend in ("igraph", "ortools", "auto"):
+                sweep = select_sweep(problem, lams, backend=backend)
+                assert [s.selected for s in sweep] == [
+                    smallest_optimal(problem, lam)[0] for lam in lams
+                ]
+                assert sweep == [select_mincut(problem, lam, backend=backend) for lam in lams]
+
+
+@settings(FAST, max_examples=300)
+@given(problem=any_problem, lam=st.sampled_from([0.0, 1.0, 2.0, 3.7]))
+def test_greedy_and_all_are_unchanged_on_both_paths(problem: SelectionProblem, lam: float) -> None:
+    union = tuple(np.asarray(feasible_subsets(problem).any(axis=0), dtype=bool).tolist())
+    greedy_rule = greedy_by_topological_order(problem, lam)
+    for path in PATHS:
+        with requirement_path(path):
+            assert select_all(problem, lam).selected == union, path
+            greedy = select_greedy(problem, lam)
+            check_selection(problem, lam, greedy)
+            if ig.Graph(
+                n=len(problem.weights), edges=list(problem.requires), directed=True
+            ).is_dag():
+                assert greedy.selected == greedy_rule, path
+
+
+def test_a_long_chain_takes_the_igraph_fallback_and_agrees_with_level_sweeps() -> None:
+    # 3000 levels is past the level budget, so analysis falls back to igraph by itself.
+    n = 3000
+    requires = [(k, k + 1) for k in range(n - 1)]
+    for last, expected in ((5000.0, True), (2000.0, False)):
+        # p = -1 for every link but the last: worth it only if the last pays for the chain.
+        problem = SelectionProblem([0.0] * (n - 1) + [last], [1.0] * n, [True] * n, requires)
+        assert analysis_path(problem) == "igraph"
+        result = select_mincut(problem, 1.0)
+        assert result.selected == (expected,) * n
+        with requirement_path("levels"):
+            assert analysis_path(problem) == "levels"
+            assert select_mincut(problem, 1.0) == result
+            assert select_greedy(problem, 1.0).selected == (False,) * n
+    # A non-executable link blocks everything after it, on both paths.
+    broken = SelectionProblem([1.0] * n, [0.5] * n, [k != 1500 for k in range(n)], requires)
+    expected_all = tuple(k < 1500 for k in range(n))
+    assert select_all(broken, 1.0).selected == expected_all
+    assert select_mincut(broken, 1.0).selected == expected_all
+    with requirement_path("levels"):
+        assert select_all(broken, 1.0).selected == expected_all
+        assert select_mincut(broken, 1.0).selected == expected_all
+
+
+def test_reduced_mincut_matches_the_unreduced_network_on_a_cascade() -> None:
+    problem = cascade_problem(20_000, seed=5)
+    for lam in (0.5, 1.0, 2.0):
+        tails, heads, caps, n_nodes, s, t, nodes = selection_bench._network(problem, lam)
+        whole = np.zeros(len(problem.weights), dtype=bool)
+        whole[nodes] = np.asarray(BACKENDS["ortools"](tails, heads, caps, n_nodes, s, t))[
+            : len(nodes)
+        ]
+        for backend in ("ortools", "igraph", "auto"):
+            assert select_mincut(problem, lam, backend=backend).selected == tuple(whole.tolist())
+
+
+def test_medium_instance_with_cycles_matches_the_unreduced_network() -> None:
+    rng = np.random.default_rng(23)
+    n = 2000
+    j = rng.integers(0, n, 3 * n)
+    i = rng.integers(0, n, 3 * n)
+    forward = rng.random(3 * n) < 0.995  # mostly a DAG, with a few cycles
+    lo = np.where(forward, np.minimum(i, j), np.maximum(i, j))
+    hi = np.where(forward, np.maximum(i, j), np.minimum(i, j))
+    keep = lo != hi
+    problem = SelectionProblem(
+        weights=rng.integers(0, 6, n).astype(float).tolist(),
+        costs=rng.integers(0, 4, n).astype(float).tolist(),
+        executable=(rng.random(n) < 0.99).tolist(),
+        requires=list(zip(lo[keep].tolist(), hi[keep].tolist(), strict=True)),
+    )
+    run = scc_runnable(problem)
+    assert sum(run) < sum(problem.executable)  # some cycles did form
+    expected = {lam: unreduced_mincut(problem, lam, "ortools", run) for lam in (0.0, 1.0, 2.0)}
+    assert all(any(x) for x in expected.values())
+    for path in PATHS:
+        with requirement_path(path):
+            sweep = select_sweep(problem, list(expected), backend="auto")
+            assert [r.selected for r in sweep] == list(expected.values()), path
+
+
+def test_bench_reports_reduction_shares_that_partition_the_candidates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    problem = cascade_problem(5_000, seed=2)
+    shares = selection_bench.reduction_shares(problem, 1.0)
+    parts = [shares[k] for k in ("blocked", "useless", "forced", "left")]
+    assert sum(parts) == pytest.approx(1.0)
+    assert all(0.0 <= x <= 1.0 for x in parts)
+    assert shares["blocked"] > 0.5  # 3 % unrunnable, each required by many below it
+    assert 0.0 < shares["left"] < 0.5
+    assert selection_bench.main(["--max-size", "1000", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "left" in out
+    assert " yes" in out and " NO" not in out
+
+
+@settings(FAST, max_examples=500)
+@given(problem=st.one_of(problems(), problems(acyclic=False, max_n=8)))
+def test_levels_are_longest_path_depths_and_hold_every_freed_arc(
+    problem: SelectionProblem,
+) -> None:
+    n = len(problem.weights)
+    requires = list(problem.requires)
+    reach = reach_matrix(n, requires)
+    cyclic = np.diag(reach)
+    unfreed = cyclic | (reach & cyclic[:, None]).any(axis=0)
+    depth = [0] * n  # longest requirement path ending at v, for freed candidates
+    for _ in range(n):
+        for j, i in requires:
+            if not unfreed[i]:
+                depth[i] = max(depth[i], depth[j] + 1)
+    j_arr = np.asarray([j for j, _ in requires], dtype=np.int64)
+    i_arr = np.asarray([i for _, i in requires], dtype=np.int64)
+    # A finite budget turns a frontier that never empties into a failure, not a hang.
+    levels = selection._levels(n, j_arr, i_arr, budget=n + 1)
+    assert levels is not None
+    dag, got_unfreed = levels
+    assert (got_unfreed == unfreed).all()
+    got = sorted(
+        (int(dag.tails[k]), int(dag.heads[k]), level)
+        for level, (lo, hi) in enumerate(itertools.pairwise(dag.bounds.tolist()))
+        for k in range(lo, hi)
+    )
+    assert got == sorted((j, i, depth[j]) for j, i in requires if not unfreed[j])
+
+
+def test_requires_may_be_an_integer_array() -> None:
+    pairs = [(0, 1), (1, 2), (0, 3)]
+    as_list = SelectionProblem([0.0, 1.0, 9.0, 0.5], [2.0, 2.0, 1.0, 1.0], [True] * 4, pairs)
+    as_array = SelectionProblem(
+        as_list.weights,
+        as_list.costs,
+        as_list.executable,
+        np.asarray(pairs, dtype=np.int32),  # type: ignore[arg-type]
+    )
+    # p = [-2, -1, 8, -0.5]: 2 pays for its chain 0 <- 1 <- 2; 3 is not worth it.
+    assert select_mincut(as_array, 1.0).selected == (True, True, True, False)
+    assert select_mincut(as_array, 1.0) == select_mincut(as_list, 1.0)
+    floats = SelectionProblem(
+        as_list.weights,
+        as_list.costs,
+        as_list.executable,
+        np.asarray(pairs, dtype=np.float64),  # type: ignore[arg-type]
+    )
+    with pytest.raises(ValueError, match="integer indices"):
+        select_mincut(floats, 1.0)
+    with pytest.raises(ValueError, match=r"requires\[1\] = \(1, 7\)"):
+        select_mincut(
+            SelectionProblem([1.0] * 3, [1.0] * 3, [True] * 3, np.asarray([(0, 1), (1, 7)])),  # type: ignore[arg-type]
+            1.0,
+        )

@@ -332,7 +332,8 @@ def bench_selection(sizes: Sequence[int], repeats: int, cap: float, lam: float =
     print("\n== selection: exact max-weight closure by one min-cut (selection_bench networks) ==")
     print(f"seconds; ortools median of {repeats}; igraph and networkx one run each in a child")
     print(f"process killed after {cap:.0f} s ('>cap'), and not tried at larger sizes after that;")
-    print("e2e = select_mincut(backend='ortools') from the SelectionProblem")
+    print("e2e = select_mincut(backend='ortools') from the SelectionProblem, exact reductions")
+    print("first; the backend columns solve the whole unreduced network (like for like)")
     print(
         f"{'n':>9} {'req arcs':>9} {'net arcs':>9} {'ortools':>8} {'e2e ort':>8} {'igraph':>8} "
         f"{'networkx':>9} {'ig/ort':>7} {'nx/ort':>7}"
