@@ -68,13 +68,23 @@ class _Versions:
 
 
 def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
+    """The versions being repaired, with the input versions each used and its latest number."""
     found = _Versions({}, {}, {})
     for chunk in _batched(vids, store.settings.batch_size):
-        for row in store.read("execution/read_versions", vids=list(chunk)):
+        for row in store.read("execution/read_versions", vids=list(chunk))[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found.artifacts[artifact.vid] = artifact
             found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
             found.latest[artifact.uid] = int(row["latest"])
+    return found
+
+
+def _read_inputs(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
+    found: dict[str, Artifact] = {}
+    for chunk in _batched(vids, store.settings.batch_size):
+        for row in store.read("execution/read_input_versions", vids=list(chunk))[0]["rows"]:
+            artifact = artifact_from_row(row["artifact"], row["visibility"])
+            found[artifact.vid] = artifact
     return found
 
 
@@ -104,16 +114,18 @@ def stage(
     }
     repaired = _read_versions(store, [c.vid for c in candidates])
     old, latest = repaired.artifacts, repaired.latest
-    # Each input version is read once, however many candidates it fed (hubs feed thousands).
-    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(old))
-    used = {**old, **_read_versions(store, wanted).artifacts}
-    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
     for chunk in _batched([artifact_key(ns, u) for u in outside], size):
-        for row in store.read("execution/read_heads", keys=list(chunk)):
+        for row in store.read("execution/read_heads", keys=list(chunk))[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             heads[artifact.uid] = artifact
+    # Each input version is read once, however many candidates it fed (hubs feed thousands);
+    # a retained input used at its current version was just read as a head.
+    used = {**old, **{a.vid: a for a in heads.values()}}
+    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(used))
+    used.update(_read_inputs(store, wanted))
+    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
     successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []

@@ -180,8 +180,8 @@ def _drop_withdrawn_inputs(
     """
     own = {a.candidate.uid for a in batch}
     retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
-    locked = tx.run("store/lock_heads", keys=[artifact_key(spec.ns, u) for u in retained])
-    served = {row["uid"] for row in locked if row["live"]}
+    keys = [artifact_key(spec.ns, u) for u in retained]
+    served = set(tx.run("publication/lock_inputs", keys=keys)[0]["live"])
     gone = {u for u in retained if u not in served}
     kept: list[Attempt] = []
     lost_here: dict[str, list[str]] = {}

@@ -185,13 +185,12 @@ def _family(
     ]
     inside = {n.uid for n in nodes}
     outside = sorted({u for n in nodes for u in n.inputs if u not in inside})
-    served: dict[str, bool] = {}
+    live: set[str] = set()
     size = store.settings.batch_size
     for start in range(0, len(outside), size):
         keys = [artifact_key(spec.ns, u) for u in outside[start : start + size]]
-        served.update(
-            {row["uid"]: bool(row["live"]) for row in store.read("store/heads", keys=keys)}
-        )
+        live.update(store.read("candidates/served_inputs", keys=keys)[0]["live"])
+    served = {u: u in live for u in outside}
 
     def available(mode: Mode, node: CascadeNode) -> bool:
         skeleton = Artifact(
@@ -288,7 +287,7 @@ def _plan(
 ) -> Plan:
     lam = checked_lam(lam)
     keys = [artifact_key(spec.ns, u) for u in spec.roots]
-    rows = store.read("candidates/plan_cascade", keys=keys)
+    rows = store.read("candidates/plan_cascade", keys=keys)[0]["rows"]
     found = {r["uid"] for r in rows if r["root"]}
     missing = [u for u in spec.roots if u not in found]
     if missing:
@@ -398,7 +397,7 @@ def _run(
     seconds["barrier"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    rows = store.read("candidates/cascade_nodes", event_key=key)
+    rows = store.read("candidates/cascade_nodes", event_key=key)[0]["rows"]
     family = _family(store, registry, spec, rows)
     seconds["candidates"] = time.perf_counter() - clock
     result, chosen, repair_all = select(
