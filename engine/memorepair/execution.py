@@ -303,6 +303,7 @@ def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
     return {
         "old_vid": candidate.vid,
         "vid": attempt.vid,
+        "version": int(attempt.vid.rsplit("@", 1)[1]),
         "content": successor.content,
         "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
         "meta": canonical_json(_successor_meta(attempt.context.artifact, successor))
