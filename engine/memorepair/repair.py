@@ -413,9 +413,10 @@ def _run(
         chosen = [c.index for c in family.candidates if c.uid in recorded]
     else:
         chosen_set = set(chosen)
+        edge_of = {r["vid"]: r["withdrew"] for r in rows}
         candidate_rows = [
             {
-                "vid": c.vid,
+                "withdrew": edge_of[c.vid],
                 "mode": c.mode.value,
                 "executable": c.executable,
                 "reason": c.reason,
