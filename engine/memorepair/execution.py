@@ -126,14 +126,19 @@ def stage(
     wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(used))
     used.update(_read_inputs(store, wanted))
     old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
-    successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
+    # Support entries are built once per input (a hub feeds thousands of candidates).
+    retained = {
+        uid: _support(head, "replacement" if uid in family.root_vids else "retained")
+        for uid, head in heads.items()
+        if head.visibility == Visibility.LIVE
+    }
+    successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []
-    roots = set(family.roots)
     for done, candidate in enumerate(candidates, start=1):
         artifact = old[candidate.vid]
         ctx = _context(
-            spec, artifact, old_inputs.get(candidate.vid, []), heads, successors, roots, options
+            spec, artifact, old_inputs.get(candidate.vid, []), retained, successors, options
         )
         reused = previous.get(candidate.vid)
         if reused is not None:
@@ -159,8 +164,7 @@ def stage(
             if attempt.successor is not None:
                 pending.append(_stage_row(candidate, attempt))
         if attempt.successor is not None:
-            staged = _staged_artifact(artifact, attempt)
-            successors[candidate.uid] = (staged, attempt.successor)
+            successors[candidate.uid] = _staged_support(artifact, attempt)
         attempts.append(attempt)
         if len(pending) >= size:
             store.write("execution/stage_successors", event_key=key, rows=pending)
@@ -233,21 +237,20 @@ def _context(
     spec: RepairEventSpec,
     artifact: Artifact,
     used: list[tuple[int, Artifact]],
-    heads: Mapping[str, Artifact],
-    successors: Mapping[str, tuple[Artifact, Successor]],
-    roots: set[str],
+    retained: Mapping[str, Support],
+    successors: Mapping[str, Support],
     options: Mapping[str, Any],
 ) -> RepairContext:
+    """Support: the staged successor of an affected input, else its served current version
+    (retained, or the replacement of a root); `retained` holds only live heads."""
     support: list[Support] = []
     invalidated: list[Artifact] = []
     used_by_uid = {a.uid: a for _, a in sorted(used, key=lambda pair: pair[0])}
     for uid in artifact.inputs:
         if uid in successors:
-            staged, _ = successors[uid]
-            support.append(_support(staged, "successor"))
-        elif uid in heads and heads[uid].visibility.value == "Live":
-            origin = "replacement" if uid in roots else "retained"
-            support.append(_support(heads[uid], origin))
+            support.append(successors[uid])
+        elif uid in retained:
+            support.append(retained[uid])
         old = used_by_uid.get(uid)
         if old is not None and (uid in successors or old.visibility.value != "Live"):
             invalidated.append(old)  # the version it used is gone: never draw on it again
@@ -273,18 +276,17 @@ def _support(artifact: Artifact, origin: str) -> Support:
     )
 
 
-def _staged_artifact(old: Artifact, attempt: Attempt) -> Artifact:
+def _staged_support(old: Artifact, attempt: Attempt) -> Support:
+    """A staged successor as the support of the candidates that require it."""
     assert attempt.successor is not None
-    version = int(attempt.vid.rsplit("@", 1)[1])
-    return old.model_copy(
-        update={
-            "version": version,
-            "content": attempt.successor.content,
-            "recipe": attempt.successor.recipe,
-            "meta": _successor_meta(old, attempt.successor),
-            "inputs": list(attempt.successor.inputs),
-            "visibility": Visibility.STAGED,
-        }
+    return Support(
+        uid=old.uid,
+        version=int(attempt.vid.rsplit("@", 1)[1]),
+        kind=old.kind,
+        arch=old.arch,
+        content=attempt.successor.content,
+        meta=_successor_meta(old, attempt.successor),
+        origin="successor",
     )
 
 
