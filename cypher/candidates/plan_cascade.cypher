@@ -1,11 +1,12 @@
 // The cascade C(F) a plan would withdraw, read-only: the same reach as the barrier.
+// One record holding the list (per-record overhead in the driver dominates large reads).
 // mode: read
 // params: $keys
 MATCH (r:Head)-[:INFLUENCES*0..]->(d)
 WHERE r.key IN $keys AND NOT r:Removed
 WITH DISTINCT d
 WHERE d:Head AND NOT d:Removed
-RETURN d.vid AS vid, d.uid AS uid, d.version AS version, d.kind AS kind, d.arch AS arch,
-       d.value AS value, d.repair_cost AS repair_cost, d.recipe AS recipe,
-       d.inputs AS inputs, d.key IN $keys AS root, null AS mode, null AS selected,
-       null AS executable, null AS reason
+RETURN collect({vid: d.vid, uid: d.uid, version: d.version, kind: d.kind, arch: d.arch,
+                value: d.value, repair_cost: d.repair_cost, recipe: d.recipe,
+                inputs: d.inputs, root: d.key IN $keys, mode: null, selected: null,
+                executable: null, reason: null}) AS rows

@@ -1,6 +1,7 @@
-// Full artifact versions by vid (the withdrawn versions being repaired, their inputs),
-// each with the exact input versions it was built from (its INFLUENCES in-edges) and the
-// highest version ever written for its uid (a successor takes the next number).
+// Full artifact versions by vid (the withdrawn versions being repaired), each with the
+// exact input versions it was built from (its INFLUENCES in-edges) and the highest
+// version ever written for its uid (a successor takes the next number). One record
+// holding the list.
 // mode: read
 // params: $vids
 UNWIND $vids AS v
@@ -9,8 +10,9 @@ CALL (a) {
   MATCH (x:Artifact {key: a.key})
   RETURN max(x.version) AS latest
 }
-RETURN a {.*, created_at: null, published_at: null} AS artifact,
-       [l IN labels(a) WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0]
-         AS visibility,
-       [(p:Artifact)-[r:INFLUENCES]->(a) | [r.pos, p.vid]] AS used,
-       latest
+RETURN collect({
+         artifact: a {.*, created_at: null, published_at: null},
+         visibility: [l IN labels(a)
+                      WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0],
+         used: [(p:Artifact)-[r:INFLUENCES]->(a) | [r.pos, p.vid]],
+         latest: latest}) AS rows

@@ -1,18 +1,21 @@
 // Stage successors: new versions, invisible to serving, linked to what they replace.
-// MERGE on vid makes a resumed or retried run find the same node instead of a twin.
+// The version is the one in the vid (the highest ever written for the uid, plus one).
+// Keyed by vid: a row whose successor already exists (a retried transaction that had
+// committed) is skipped, so a rerun writes nothing twice; a fresh successor has no
+// relationships yet, so its edges are CREATEd.
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
 UNWIND $rows AS row
+OPTIONAL MATCH (existing:Artifact {vid: row.vid})
+WITH e, row, existing
+WHERE existing IS NULL
 MATCH (old:Artifact {vid: row.old_vid})
-MERGE (new:Artifact {vid: row.vid})
-ON CREATE SET new:Staged, new.key = old.key, new.ns = old.ns, new.uid = old.uid,
-              new.version = old.version + 1, new.kind = old.kind, new.arch = old.arch,
-              new.value = old.value, new.repair_cost = old.repair_cost,
-              new.created_at = datetime(), new.event = e.id
-SET new.content = row.content, new.recipe = row.recipe, new.meta = row.meta,
-    new.inputs = row.inputs, new.validated = row.validated,
-    new.validation = row.validation, new.operator = row.operator
-MERGE (new)-[:SUPERSEDES]->(old)
-MERGE (e)-[:STAGED]->(new)
+CREATE (new:Artifact:Staged {vid: row.vid, key: old.key, ns: old.ns, uid: old.uid,
+        version: row.version, kind: old.kind, arch: old.arch, value: old.value,
+        repair_cost: old.repair_cost, created_at: datetime(), event: e.id,
+        content: row.content, recipe: row.recipe, meta: row.meta, inputs: row.inputs,
+        validated: row.validated, validation: row.validation, operator: row.operator})
+CREATE (new)-[:SUPERSEDES]->(old)
+CREATE (e)-[:STAGED]->(new)
 RETURN count(new) AS staged

@@ -1,15 +1,27 @@
 // Republish validated successors: each takes its predecessor's place (Head, Live), the
-// old version is kept as Superseded for audit. Runs per topological batch, in the same
-// transaction as the batch's influence edges.
+// old version is kept as Superseded for audit, and the successor gets influence edges
+// from the inputs it actually used, so the next event sees complete provenance. Runs per
+// topological batch. Everything hangs on `new` still being Staged, so a rerun of a
+// committed batch (a retried transaction) matches nothing and writes nothing; that is
+// why the edges can be CREATEd rather than MERGEd (a staged node has none).
+// Rows: {old_vid, vid, inputs: [[position, input key], ...]} (one entry per input key).
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
 UNWIND $rows AS row
-MATCH (old:Artifact {vid: row.old_vid}), (new:Artifact:Staged {vid: row.vid})
+MATCH (new:Artifact:Staged {vid: row.vid})
+MATCH (old:Artifact {vid: row.old_vid})
 REMOVE old:Head, old:Withdrawn, old:Live, new:Staged
 SET old:Superseded, new:Head, new:Live, new.published_at = datetime()
-MERGE (e)-[:PUBLISHED]->(new)
-WITH e, old
+CREATE (e)-[:PUBLISHED]->(new)
+WITH e, old, new, row
 MATCH (e)-[w:WITHDREW]->(old)
 SET w.outcome = 'published'
-RETURN count(old) AS published
+WITH new, row
+CALL (new, row) {
+  UNWIND row.inputs AS input
+  MATCH (i:Live {key: input[1]})
+  CREATE (i)-[:INFLUENCES {pos: input[0]}]->(new)
+  RETURN count(*) AS edges
+}
+RETURN count(new) AS published, sum(edges) AS edges

@@ -68,13 +68,23 @@ class _Versions:
 
 
 def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
+    """The versions being repaired, with the input versions each used and its latest number."""
     found = _Versions({}, {}, {})
     for chunk in _batched(vids, store.settings.batch_size):
-        for row in store.read("execution/read_versions", vids=list(chunk)):
+        for row in store.read("execution/read_versions", vids=list(chunk))[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found.artifacts[artifact.vid] = artifact
             found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
             found.latest[artifact.uid] = int(row["latest"])
+    return found
+
+
+def _read_inputs(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
+    found: dict[str, Artifact] = {}
+    for chunk in _batched(vids, store.settings.batch_size):
+        for row in store.read("execution/read_input_versions", vids=list(chunk))[0]["rows"]:
+            artifact = artifact_from_row(row["artifact"], row["visibility"])
+            found[artifact.vid] = artifact
     return found
 
 
@@ -104,24 +114,31 @@ def stage(
     }
     repaired = _read_versions(store, [c.vid for c in candidates])
     old, latest = repaired.artifacts, repaired.latest
-    # Each input version is read once, however many candidates it fed (hubs feed thousands).
-    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(old))
-    used = {**old, **_read_versions(store, wanted).artifacts}
-    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
     for chunk in _batched([artifact_key(ns, u) for u in outside], size):
-        for row in store.read("execution/read_heads", keys=list(chunk)):
+        for row in store.read("execution/read_heads", keys=list(chunk))[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             heads[artifact.uid] = artifact
-    successors: dict[str, tuple[Artifact, Successor]] = {}  # uid -> (staged version, successor)
+    # Each input version is read once, however many candidates it fed (hubs feed thousands);
+    # a retained input used at its current version was just read as a head.
+    used = {**old, **{a.vid: a for a in heads.values()}}
+    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(used))
+    used.update(_read_inputs(store, wanted))
+    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
+    # Support entries are built once per input (a hub feeds thousands of candidates).
+    retained = {
+        uid: _support(head, "replacement" if uid in family.root_vids else "retained")
+        for uid, head in heads.items()
+        if head.visibility == Visibility.LIVE
+    }
+    successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []
-    roots = set(family.roots)
     for done, candidate in enumerate(candidates, start=1):
         artifact = old[candidate.vid]
         ctx = _context(
-            spec, artifact, old_inputs.get(candidate.vid, []), heads, successors, roots, options
+            spec, artifact, old_inputs.get(candidate.vid, []), retained, successors, options
         )
         reused = previous.get(candidate.vid)
         if reused is not None:
@@ -147,8 +164,7 @@ def stage(
             if attempt.successor is not None:
                 pending.append(_stage_row(candidate, attempt))
         if attempt.successor is not None:
-            staged = _staged_artifact(artifact, attempt)
-            successors[candidate.uid] = (staged, attempt.successor)
+            successors[candidate.uid] = _staged_support(artifact, attempt)
         attempts.append(attempt)
         if len(pending) >= size:
             store.write("execution/stage_successors", event_key=key, rows=pending)
@@ -221,21 +237,20 @@ def _context(
     spec: RepairEventSpec,
     artifact: Artifact,
     used: list[tuple[int, Artifact]],
-    heads: Mapping[str, Artifact],
-    successors: Mapping[str, tuple[Artifact, Successor]],
-    roots: set[str],
+    retained: Mapping[str, Support],
+    successors: Mapping[str, Support],
     options: Mapping[str, Any],
 ) -> RepairContext:
+    """Support: the staged successor of an affected input, else its served current version
+    (retained, or the replacement of a root); `retained` holds only live heads."""
     support: list[Support] = []
     invalidated: list[Artifact] = []
     used_by_uid = {a.uid: a for _, a in sorted(used, key=lambda pair: pair[0])}
     for uid in artifact.inputs:
         if uid in successors:
-            staged, _ = successors[uid]
-            support.append(_support(staged, "successor"))
-        elif uid in heads and heads[uid].visibility.value == "Live":
-            origin = "replacement" if uid in roots else "retained"
-            support.append(_support(heads[uid], origin))
+            support.append(successors[uid])
+        elif uid in retained:
+            support.append(retained[uid])
         old = used_by_uid.get(uid)
         if old is not None and (uid in successors or old.visibility.value != "Live"):
             invalidated.append(old)  # the version it used is gone: never draw on it again
@@ -261,18 +276,17 @@ def _support(artifact: Artifact, origin: str) -> Support:
     )
 
 
-def _staged_artifact(old: Artifact, attempt: Attempt) -> Artifact:
+def _staged_support(old: Artifact, attempt: Attempt) -> Support:
+    """A staged successor as the support of the candidates that require it."""
     assert attempt.successor is not None
-    version = int(attempt.vid.rsplit("@", 1)[1])
-    return old.model_copy(
-        update={
-            "version": version,
-            "content": attempt.successor.content,
-            "recipe": attempt.successor.recipe,
-            "meta": _successor_meta(old, attempt.successor),
-            "inputs": list(attempt.successor.inputs),
-            "visibility": Visibility.STAGED,
-        }
+    return Support(
+        uid=old.uid,
+        version=int(attempt.vid.rsplit("@", 1)[1]),
+        kind=old.kind,
+        arch=old.arch,
+        content=attempt.successor.content,
+        meta=_successor_meta(old, attempt.successor),
+        origin="successor",
     )
 
 
@@ -291,6 +305,7 @@ def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
     return {
         "old_vid": candidate.vid,
         "vid": attempt.vid,
+        "version": int(attempt.vid.rsplit("@", 1)[1]),
         "content": successor.content,
         "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
         "meta": canonical_json(_successor_meta(attempt.context.artifact, successor))

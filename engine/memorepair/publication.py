@@ -152,17 +152,20 @@ def _publish_batch(
     tx.run(
         "publication/publish_successors",
         event_key=key,
-        rows=[{"old_vid": a.candidate.vid, "vid": a.vid} for a in kept],
-    )
-    tx.run(
-        "publication/link_inputs",
         rows=[
-            {"vid": a.vid, "input_keys": [artifact_key(spec.ns, u) for u in a.successor.inputs]}
+            {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
             for a in kept
-            if a.successor is not None
         ],
     )
     return kept
+
+
+def _input_positions(ns: str, attempt: Attempt) -> list[tuple[int, str]]:
+    """(position, key) of each distinct input a successor used, at its first position."""
+    seen: dict[str, int] = {}
+    for pos, uid in enumerate(attempt.successor.inputs if attempt.successor else ()):
+        seen.setdefault(uid, pos)
+    return [(pos, artifact_key(ns, uid)) for uid, pos in seen.items()]
 
 
 def _drop_withdrawn_inputs(
@@ -180,8 +183,8 @@ def _drop_withdrawn_inputs(
     """
     own = {a.candidate.uid for a in batch}
     retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
-    locked = tx.run("store/lock_heads", keys=[artifact_key(spec.ns, u) for u in retained])
-    served = {row["uid"] for row in locked if row["live"]}
+    keys = [artifact_key(spec.ns, u) for u in retained]
+    served = set(tx.run("publication/lock_inputs", keys=keys)[0]["live"])
     gone = {u for u in retained if u not in served}
     kept: list[Attempt] = []
     lost_here: dict[str, list[str]] = {}

@@ -273,3 +273,36 @@ def test_readme_python_example(memory: MemoryStore) -> None:
     assert memory.retrieve(uid="sum-1") == []
     assert report.outcomes["removed"] == ["sum-1"]
     assert report.outcomes["root_deleted"] == ["pref-1"]
+
+
+def test_versions_stay_distinct_after_discarded_attempts(memory: MemoryStore) -> None:
+    """A successor takes the highest version ever written plus one, in its vid and its
+    version property alike, even after a discarded attempt (here: a failed validation
+    under one input's event, then two repairs under the other input's events)."""
+    memory.record({"uid": "chf", "kind": "record", "content": "Ana prefers CHF."})
+    memory.record({"uid": "zrh", "kind": "record", "content": "Ana lives in Zurich."})
+    memory.record(
+        {"uid": "digest", "kind": "summary", "content": "- Ana.", "inputs": ["chf", "zrh"]}
+    )
+    spies = spy_on(memory, [], fail={"digest"})
+
+    def correct(n: int, root: str) -> Any:
+        return memory.repair(
+            {
+                "id": f"fix-{n}",
+                "type": "correct",
+                "roots": [root],
+                "replacements": [{"replaces": root, "content": f"corrected ({n})."}],
+            }
+        )
+
+    assert correct(1, "chf").outcomes["failed"] == ["digest"]  # digest@2 staged, discarded
+    for spy in spies:
+        spy.fail.clear()
+    assert correct(2, "zrh").published == ["digest"]  # digest@1 is still current: -> @3
+    assert correct(3, "zrh").published == ["digest"]  # -> @4
+    versions = [row["version"] for row in memory.lineage("digest")]
+    assert versions == [1, 2, 3, 4]
+    (served,) = memory.retrieve(uid="digest")
+    assert served.version == 4
+    assert memory.stale_served() == []

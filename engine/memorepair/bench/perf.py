@@ -257,9 +257,8 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
         rows: list[PhaseRow] = []
         for run in range(1, repeats + 1):
             keys = [artifact_key(memory.ns, HUB)]
-            reach, reached = _timed(
-                partial(memory.store.read, "candidates/plan_cascade", keys=keys)
-            )
+            reach, result = _timed(partial(memory.store.read, "candidates/plan_cascade", keys=keys))
+            reached = result[0]["rows"]
             raw, _ = _timed(partial(_run_query, memory, RAW_CASCADE, {"keys": keys}, 600))
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
