@@ -45,7 +45,15 @@ from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, art
 from memorepair.operators.base import RepairContext, Successor, Validation
 
 SECTIONS = ("phases", "selection", "reach", "writes")
-PHASES = ("barrier", "candidates", "selection", "execution", "validation", "publication")
+PHASES = (
+    "barrier",
+    "candidates",
+    "selection",
+    "record",
+    "execution",
+    "validation",
+    "publication",
+)
 
 #: Baselines, as named query files like every other query: the raw read of a cascade
 #: subgraph and the path-enumerating reach.
@@ -241,6 +249,7 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
     print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
     print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
     print("e2e = memory.repair wall clock; e2e/raw = engine total over the raw read")
+    print("record = writing the candidate and selection facts on the WITHDREW edges")
     header = (
         f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
         f"{'plan':>6} {'raw':>6} "
