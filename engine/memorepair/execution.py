@@ -53,6 +53,11 @@ class Attempt:
     detail: str = ""
     published: bool = False  # by an interrupted run of the same event
 
+    @property
+    def version(self) -> int:
+        """The successor's version number, the one its vid was minted with."""
+        return int(self.vid.rsplit("@", 1)[1])
+
 
 def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
     """Kahn's order over E^req restricted to S, ties broken by candidate index."""
@@ -281,7 +286,7 @@ def _staged_support(old: Artifact, attempt: Attempt) -> Support:
     assert attempt.successor is not None
     return Support(
         uid=old.uid,
-        version=int(attempt.vid.rsplit("@", 1)[1]),
+        version=attempt.version,
         kind=old.kind,
         arch=old.arch,
         content=attempt.successor.content,
@@ -305,7 +310,7 @@ def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
     return {
         "old_vid": candidate.vid,
         "vid": attempt.vid,
-        "version": int(attempt.vid.rsplit("@", 1)[1]),
+        "version": attempt.version,
         "content": successor.content,
         "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
         "meta": canonical_json(_successor_meta(attempt.context.artifact, successor))
