@@ -16,6 +16,7 @@ REMOVE old:Head, old:Withdrawn, old:Live
 SET old:Superseded, new:Head, new:Live
 MERGE (new)-[:SUPERSEDES]->(old)
 MERGE (e)-[w:WITHDREW]->(old)
+ON CREATE SET w.at = datetime(), w.root = true
 SET w.outcome = 'root_replaced'
 MERGE (e)-[:PUBLISHED]->(new)
 RETURN count(new) AS replaced

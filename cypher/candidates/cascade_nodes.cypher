@@ -1,13 +1,23 @@
 // The event's withdrawn cascade with what the mode map needs (no contents: they are
-// read later, only for the candidates that are selected). Late arrivals are audited,
-// not repaired. `withdrew` (the WITHDREW edge's element id) lets the candidate facts be
-// written back without looking the edge up again. One record holding the list: per-record overhead in the driver was most
-// of this read's time on large cascades.
+// read later, only for the candidates that are selected): the nodes it holds whose
+// WITHDREW edge is not written yet (the barrier only marks `held_by`), and those with
+// an edge (replaced roots, and every node once the candidate facts are recorded), whose
+// facts a resumed run reuses. Late arrivals are audited, not repaired. `withdrew` (the
+// edge's element id, or null) lets the facts be written back without a lookup. One
+// record holding the list: per-record overhead in the driver dominated large reads.
 // mode: read
-// params: $event_key
-MATCH (e:RepairEvent {key: $event_key})-[w:WITHDREW]->(d:Artifact)
-WHERE coalesce(w.outcome, '') <> 'late_arrival'
-RETURN collect({withdrew: elementId(w), vid: d.vid, uid: d.uid, version: d.version, kind: d.kind, arch: d.arch,
-                value: d.value, repair_cost: d.repair_cost, recipe: d.recipe,
-                inputs: d.inputs, root: w.root, mode: w.mode, selected: w.selected,
-                executable: w.executable, reason: w.reason}) AS rows
+// params: $event_key, $keys
+MATCH (e:RepairEvent {key: $event_key})
+CALL (e) {
+  MATCH (e)-[w:WITHDREW]->(d:Artifact)
+  WHERE coalesce(w.outcome, '') <> 'late_arrival'
+  RETURN d, w
+  UNION ALL
+  MATCH (d:Withdrawn {held_by: $event_key})
+  WHERE NOT EXISTS { (e)-[:WITHDREW]->(d) }
+  RETURN d, null AS w
+}
+RETURN collect({withdrew: elementId(w), vid: d.vid, uid: d.uid, version: d.version,
+                kind: d.kind, arch: d.arch, value: d.value, repair_cost: d.repair_cost,
+                recipe: d.recipe, inputs: d.inputs, root: d.key IN $keys, mode: w.mode,
+                selected: w.selected, executable: w.executable, reason: w.reason}) AS rows

@@ -7,6 +7,11 @@ took that node's lock has committed by then, so the repeated reach sees its edge
 withdraws it too; a writer after that sees the node withdrawn (see `recording`). When
 the transaction commits, no node of C(F) is served, and the event's phase says so.
 
+It writes only what stops serving (the `Withdrawn` label, `held_by`) and the roots'
+WITHDREW edges: the descendants' audit edges are written with their candidate facts,
+before anything is built (`repair`), since creating them here more than doubled the
+barrier on large cascades.
+
 Roots of a `correct` (or `migrate`) event are superseded in the same transaction by
 their replacement X_delta (or by the new interface kappa_e), which is fresh support and
 served at once.
@@ -89,6 +94,8 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
         (check,) = tx.run("barrier/count_unwithdrawn", event_key=key, keys=root_keys)
         if check["unwithdrawn"] == 0:
             break
+    if cascade:
+        tx.run("barrier/link_roots", event_key=key, keys=root_keys)
     if spec.type is not EventType.DELETE:
         _replace_roots(tx, spec, roots)
     tx.run(

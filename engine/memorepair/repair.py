@@ -397,7 +397,8 @@ def _run(
     seconds["barrier"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    rows = store.read("candidates/cascade_nodes", event_key=key)[0]["rows"]
+    root_keys = [artifact_key(spec.ns, u) for u in spec.roots]
+    rows = store.read("candidates/cascade_nodes", event_key=key, keys=root_keys)[0]["rows"]
     family = _family(store, registry, spec, rows)
     seconds["candidates"] = time.perf_counter() - clock
     result, chosen, repair_all = select(
@@ -418,6 +419,7 @@ def _run(
         candidate_rows = [
             {
                 "withdrew": edge_of[c.vid],
+                "vid": c.vid,
                 "mode": c.mode.value,
                 "executable": c.executable,
                 "reason": c.reason,
@@ -434,6 +436,9 @@ def _run(
                 event_key=key,
                 rows=candidate_rows[start : start + settings.batch_size],
             )
+            # A crash here leaves some WITHDREW edges written: the rerun reads them back
+            # (`withdrew`) and MERGEs the rest, so each node keeps exactly one.
+            _pause_if_asked(settings.state_dir, spec.id, "recording")
         if not reached("candidates"):
             mark("candidates", {"candidates": len(family.candidates)})
         mark("selected", {"objective": result.objective, "selected": len(chosen)})

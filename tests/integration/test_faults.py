@@ -174,6 +174,43 @@ def test_kill_between_publication_batches_leaves_a_closed_served_set(
     assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
 
 
+def test_kill_between_candidate_fact_batches_writes_each_withdrew_edge_once(
+    memory: MemoryStore,
+    neo4j_settings: Settings,
+    references: dict[str, Reference],
+    tmp_path: Path,
+) -> None:
+    """The barrier marks the cascade held; the WITHDREW edges of its descendants are
+    written with the candidate facts, in batches. A kill between two batches leaves some
+    written: resuming writes the rest, none twice, and ends like an uninterrupted run."""
+    ref = references["delete"]
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event = sample_event("delete", "crash-mid-record", tmp_path)
+    paused = start_paused(
+        neo4j_settings,
+        memory.ns,
+        event,
+        "crash-mid-record",
+        "recording",
+        env={"MEMOREPAIR_BATCH_SIZE": "2"},
+    )
+    paused.kill()
+    check_invariants(memory, ref.cascade)
+    [held] = [r for r in memory.audit_events() if r["event"] == "crash-mid-record"]
+    assert held["phase"] == "withdrawn" and held["status"] == "open"
+    audited = {uid for uids in memory.report("crash-mid-record").outcomes.values() for uid in uids}
+    assert 0 < len(audited) < len(ref.cascade)  # really part-way: some edges, not all
+    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
+    assert done.returncode == 0, done.stderr
+    assert "resumed from withdrawn" in done.stdout
+    check_invariants(memory, ref.cascade, allowed=_allowed(ref, "delete", "published"))
+    assert served(memory) == ref.served
+    report = memory.report("crash-mid-record")
+    outcomes = {k: v for k, v in report.outcomes.items() if v}
+    assert outcomes == ref.outcomes  # one WITHDREW edge per node: no uid listed twice
+    assert sorted(uid for uids in outcomes.values() for uid in uids) == ref.cascade
+
+
 def _one_line_error(stderr: str) -> str:
     lines = [line for line in stderr.splitlines() if line.strip()]
     assert len(lines) == 1, stderr

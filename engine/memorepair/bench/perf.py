@@ -249,7 +249,7 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
     print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
     print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
     print("e2e = memory.repair wall clock; e2e/raw = engine total over the raw read")
-    print("record = writing the candidate and selection facts on the WITHDREW edges")
+    print("record = the descendants' WITHDREW edges, with the candidate and selection facts")
     header = (
         f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
         f"{'plan':>6} {'raw':>6} "
