@@ -135,10 +135,14 @@ def neo4j_start(as_json: bool) -> None:
 @neo4j.command("stop")
 @JSON_OPTION
 def neo4j_stop(as_json: bool) -> None:
-    """Stop the local server cleanly (SIGTERM, then SIGKILL after 60 s)."""
+    """Stop the local server cleanly (SIGTERM; SIGKILL after MEMOREPAIR_STOP_TIMEOUT_S, 300).
+
+    A clean stop writes a checkpoint, which after a large repair can take a minute; a
+    killed server replays its transaction log at the next start (shown as progress).
+    """
     from memorepair.local_server import LocalServer
 
-    stopped = LocalServer(_settings()).stop()
+    stopped = LocalServer(_settings()).stop(progress=lambda m: click.echo(m, err=True))
     _emit(
         {"stopped": stopped},
         as_json,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -155,6 +156,9 @@ class LocalServer:
         ]
         progress(f"starting Neo4j {self.settings.neo4j_version} on {self.settings.local_uri}")
         started = time.monotonic()
+        debug_log = self.home / "logs" / "debug.log"
+        log_offset = debug_log.stat().st_size if debug_log.exists() else 0
+        recovered: int | None = None
         with open(self.console_log, "ab") as log:
             process = subprocess.Popen(
                 command,
@@ -176,24 +180,49 @@ class LocalServer:
             if _bolt_answers(self.settings.bolt_port):
                 progress(f"Neo4j is up after {time.monotonic() - started:.1f}s (pid {process.pid})")
                 return self.status()
+            percent = recovery_percent(_read_from(debug_log, log_offset))
+            if percent is not None and percent != recovered:
+                # After an unclean shutdown the server replays its transaction log before
+                # Bolt opens; that can take minutes after a large write. Killing it half
+                # way would only make the next start replay again, so wait while it moves.
+                recovered = percent
+                progress(f"recovering the database after an unclean shutdown: {percent}%")
+                deadline = max(deadline, time.monotonic() + self.settings.start_timeout_s)
             time.sleep(0.25)
         self.stop()
         raise ServerError(
             f"Neo4j did not answer on port {self.settings.bolt_port} within "
-            f"{self.settings.start_timeout_s:.0f}s; see {self.console_log}"
+            f"{self.settings.start_timeout_s:.0f}s; see {self.console_log} (raise "
+            "MEMOREPAIR_START_TIMEOUT_S for a slow machine)"
         )
 
-    def stop(self, timeout_s: float = 60.0) -> bool:
-        """SIGTERM, wait for a clean shutdown, SIGKILL the group after `timeout_s`."""
+    def stop(
+        self, timeout_s: float | None = None, progress: Callable[[str], None] = lambda _: None
+    ) -> bool:
+        """SIGTERM, wait for a clean shutdown, SIGKILL the group after `timeout_s`.
+
+        A clean shutdown writes a checkpoint, which after a large write can take a minute
+        or more; a kill instead makes the next start replay the transaction log.
+        """
+        timeout_s = self.settings.stop_timeout_s if timeout_s is None else timeout_s
         pid = self._live_pid()
         if pid is None:
             self.pid_file.unlink(missing_ok=True)
             return False
         os.killpg(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        deadline = started + timeout_s
+        told = False
         while time.monotonic() < deadline and _alive(pid):
+            if not told and time.monotonic() - started > 5:
+                progress(f"waiting up to {timeout_s:.0f}s for Neo4j to write its checkpoint")
+                told = True
             time.sleep(0.2)
         if _alive(pid):
+            progress(
+                f"Neo4j did not stop within {timeout_s:.0f}s; killed it (the next start "
+                "recovers from the transaction log)"
+            )
             os.killpg(pid, signal.SIGKILL)
             while _alive(pid):
                 time.sleep(0.1)
@@ -317,6 +346,26 @@ class LocalServer:
             return "\n".join(self.console_log.read_text(errors="replace").splitlines()[-lines:])
         except OSError:
             return "(no log)"
+
+
+_RECOVERY = re.compile(r"\[o\.n\.k\.r\.Recovery\].*?(\d+)% completed")
+
+
+def recovery_percent(debug_log_text: str) -> int | None:
+    """The last crash-recovery progress figure in debug.log text (None: no recovery)."""
+    found = _RECOVERY.findall(debug_log_text)
+    return int(found[-1]) if found else None
+
+
+def _read_from(path: Path, offset: int) -> str:
+    """What was appended to `path` after `offset` (empty if it does not exist yet)."""
+    try:
+        with open(path, "rb") as file:
+            file.seek(0, os.SEEK_END)
+            file.seek(offset if file.tell() >= offset else 0)  # rotated: a new file
+            return file.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 def _pom() -> Traversable:

@@ -79,7 +79,11 @@ class Settings(BaseSettings):
     pagecache: str = Field(default="512m", pattern=r"^\d+[mg]$")
     local_auth: bool = True
     java_home: Path | None = None
+    #: Without an answer on Bolt for this long, `neo4j start` gives up; every step of
+    #: crash recovery it reports (debug.log) gives it this long again.
     start_timeout_s: float = Field(default=120.0, gt=0)
+    #: A clean shutdown writes a checkpoint (the dirty page cache); SIGKILL after this.
+    stop_timeout_s: float = Field(default=300.0, gt=0)
 
     # --- repair ----------------------------------------------------------------------
     lam: float = Field(
