@@ -12,7 +12,7 @@ CALL (e, row) {
   MATCH ()-[w:WITHDREW]->()
   WHERE elementId(w) = row.withdrew AND startNode(w) = e
   RETURN w
-  UNION
+  UNION ALL
   WITH e, row WHERE row.withdrew IS NULL
   MATCH (d:Artifact {vid: row.vid})
   MERGE (e)-[w:WITHDREW]->(d)
