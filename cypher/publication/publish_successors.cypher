@@ -20,7 +20,8 @@ SET w.outcome = 'published'
 WITH new, row
 CALL (new, row) {
   UNWIND row.inputs AS input
-  MATCH (i:Live {key: input[1]})
+  MATCH (i:Head {key: input[1]})
+  WHERE i:Live
   CREATE (i)-[:INFLUENCES {pos: input[0]}]->(new)
   RETURN count(*) AS edges
 }

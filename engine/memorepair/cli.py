@@ -467,11 +467,23 @@ def audit_withdrawn(ctx: click.Context, as_json: bool) -> None:
     )
 
 
+def _stale_line(row: dict[str, Any]) -> str:
+    if row["support"] is None:
+        return f"STALE {row['uid']}@{row['version']} ({row['support_visibility']})"
+    return (
+        f"STALE {row['uid']}@{row['version']} <- {row['support']}@{row['support_version']} "
+        f"({row['support_visibility']})"
+    )
+
+
 @audit.command("check")
 @JSON_OPTION
 @click.pass_context
 def audit_check(ctx: click.Context, as_json: bool) -> None:
-    """Check the barrier invariant: no live artifact has support that is not live (exit 4)."""
+    """Check the barrier invariant (exit 4 when broken).
+
+    No live artifact has support that is not live, and no live version is an old one.
+    """
     with _memory(ctx) as memory:
         rows = memory.stale_served()
     _emit(
@@ -480,11 +492,7 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
         lambda: click.echo(
             "ok: no served artifact depends on withdrawn support"
             if not rows
-            else "\n".join(
-                f"STALE {r['uid']}@{r['version']} <- {r['support']}@{r['support_version']} "
-                f"({r['support_visibility']})"
-                for r in rows
-            )
+            else "\n".join(_stale_line(r) for r in rows)
         ),
     )
     if rows:

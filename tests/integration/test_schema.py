@@ -1,0 +1,55 @@
+"""What the schema guarantees once `live_key` is gone: one served version per uid."""
+
+from __future__ import annotations
+
+import neo4j
+import pytest
+
+from memorepair.api import MemoryStore
+from memorepair.model import ArtifactIn, Kind, artifact_key
+
+
+def constraint_names(memory: MemoryStore) -> set[str]:
+    records = memory.store.driver.execute_query("SHOW CONSTRAINTS YIELD name").records
+    return {str(r["name"]) for r in records}
+
+
+def test_apply_schema_drops_the_live_key_constraint_of_earlier_builds(memory: MemoryStore) -> None:
+    memory.store.driver.execute_query(
+        "CREATE CONSTRAINT live_key IF NOT EXISTS FOR (a:Live) REQUIRE a.key IS UNIQUE"
+    )
+    assert "live_key" in constraint_names(memory)
+    memory.apply_schema()
+    names = constraint_names(memory)
+    assert "live_key" not in names
+    assert "head_key" in names
+
+
+def test_a_second_current_version_of_a_uid_is_refused(memory: MemoryStore) -> None:
+    memory.import_items([ArtifactIn(uid="fact", kind=Kind.RECORD, content="v1")])
+    with pytest.raises(neo4j.exceptions.ConstraintError):
+        memory.store.driver.execute_query(
+            "CREATE (:Artifact:Head:Live {key: $key, ns: $ns, vid: $key + '@2', version: 2})",
+            key=artifact_key(memory.ns, "fact"),
+            ns=memory.ns,
+        )
+    assert [a.version for a in memory.retrieve(uid="fact")] == [1]
+
+
+def test_audit_check_reports_a_served_old_version(memory: MemoryStore) -> None:
+    memory.import_items([ArtifactIn(uid="fact", kind=Kind.RECORD, content="v1")])
+    assert memory.stale_served() == []
+    memory.store.driver.execute_query(
+        "CREATE (:Artifact:Live {key: $key, ns: $ns, uid: 'fact', vid: $key + '@0', version: 0})",
+        key=artifact_key(memory.ns, "fact"),
+        ns=memory.ns,
+    )
+    assert memory.stale_served() == [
+        {
+            "uid": "fact",
+            "version": 0,
+            "support": None,
+            "support_version": None,
+            "support_visibility": "not the current version",
+        }
+    ]
