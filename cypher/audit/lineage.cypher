@@ -10,8 +10,9 @@ OPTIONAL MATCH (e:RepairEvent)-[w:WITHDREW]->(a)
 WITH a, inputs, collect({event: e.id, outcome: w.outcome, mode: w.mode}) AS withdrawn_by
 OPTIONAL MATCH (p:RepairEvent)-[:PUBLISHED]->(a)
 RETURN a.version AS version,
-       [l IN labels(a) WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0]
-         AS visibility,
+       coalesce([l IN labels(a)
+                 WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0],
+                'Withdrawn') AS visibility,
        a.kind AS kind, inputs, withdrawn_by, p.id AS published_by,
        a.content IS NULL AS erased
 ORDER BY a.version

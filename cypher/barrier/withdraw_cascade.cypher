@@ -1,13 +1,17 @@
-// The barrier: withdraw all of C(F) (the same reach as reach_cascade.cypher) and mark
-// every node as held by the event, in one statement of the one barrier transaction, so
-// the cascade never travels to the client. Returns the other events that held any of
-// it, which the caller checks for being still open (then the whole transaction is
-// refused). Only what stops serving is written here: the label swap and `held_by`.
-// The WITHDREW audit edges are written with the candidate facts
-// (events/record_candidates), before any successor is built; creating them here more
-// than doubled the barrier on large cascades. Safe to run twice.
+// The barrier: take all of C(F) out of serving (the same reach as reach_cascade.cypher)
+// in one statement of the one barrier transaction, so the cascade never travels to the
+// client. It writes only what stops serving: `Live` is removed. The `Withdrawn` label
+// and `held_by` follow in the hold step (barrier/hold_cascade.cypher), the WITHDREW audit
+// edges with the candidate facts (events/record_candidates); writing them here tripled
+// the barrier on large cascades. Nodes an earlier event left withdrawn (few) are marked
+// held at once, the roots by barrier/link_roots.cypher. `held_by` is read only where
+// `Live` was not: reading it on every node cost as much as the label change.
+// Returns the other events holding any of it, which the caller checks for being still
+// open (then the whole transaction is refused), and, on the $first round, how many of
+// its nodes were already out of serving with no holder recorded: another event's, whose
+// hold step has not committed yet (also refused). Safe to run twice.
 // mode: write
-// params: $event_key, $keys
+// params: $event_key, $keys, $first
 MATCH (e:RepairEvent {key: $event_key})
 SET e.withdrawn_at = datetime()
 WITH e
@@ -15,8 +19,12 @@ MATCH (r:Head)-[:INFLUENCES*0..]->(d)
 WHERE r.key IN $keys
 WITH DISTINCT d
 WHERE d:Head AND NOT d:Removed
-WITH d, d.held_by AS previous, d:Withdrawn AS was_withdrawn
-REMOVE d:Live
-SET d:Withdrawn, d.held_by = $event_key
-WITH CASE WHEN was_withdrawn AND previous <> $event_key THEN previous END AS holder
-RETURN count(*) AS withdrawn, collect(DISTINCT holder) AS holders
+WITH d, d:Live AS was_live
+FOREACH (_ IN CASE WHEN was_live THEN [1] ELSE [] END | REMOVE d:Live)
+WITH d, was_live, CASE WHEN was_live THEN null ELSE d.held_by END AS previous
+FOREACH (_ IN CASE WHEN previous IS NULL THEN [] ELSE [1] END |
+  SET d:Withdrawn, d.held_by = $event_key)
+RETURN count(*) AS withdrawn,
+       collect(DISTINCT CASE WHEN previous <> $event_key THEN previous END) AS holders,
+       sum(CASE WHEN $first AND NOT was_live AND previous IS NULL THEN 1 ELSE 0 END)
+         AS unrecorded

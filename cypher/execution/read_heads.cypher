@@ -6,6 +6,7 @@ UNWIND $keys AS k
 MATCH (a:Head {key: k})
 RETURN collect({
          artifact: a {.*, created_at: null},
-         visibility: [l IN labels(a)
-                      WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0]
+         visibility: coalesce([l IN labels(a)
+                               WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
+                                           'Removed']][0], 'Withdrawn')
        }) AS rows

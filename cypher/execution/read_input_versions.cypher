@@ -7,6 +7,7 @@ UNWIND $vids AS v
 MATCH (a:Artifact {vid: v})
 RETURN collect({
          artifact: a {.*, created_at: null, published_at: null},
-         visibility: [l IN labels(a)
-                      WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0]
+         visibility: coalesce([l IN labels(a)
+                               WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
+                                           'Removed']][0], 'Withdrawn')
        }) AS rows

@@ -12,7 +12,8 @@ CALL (a) {
 }
 RETURN collect({
          artifact: a {.*, created_at: null, published_at: null},
-         visibility: [l IN labels(a)
-                      WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0],
+         visibility: coalesce([l IN labels(a)
+                               WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
+                                           'Removed']][0], 'Withdrawn'),
          used: [(p:Artifact)-[r:INFLUENCES]->(a) | [r.pos, p.vid]],
          latest: latest}) AS rows

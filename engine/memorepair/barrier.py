@@ -7,10 +7,14 @@ took that node's lock has committed by then, so the repeated reach sees its edge
 withdraws it too; a writer after that sees the node withdrawn (see `recording`). When
 the transaction commits, no node of C(F) is served, and the event's phase says so.
 
-It writes only what stops serving (the `Withdrawn` label, `held_by`) and the roots'
-WITHDREW edges: the descendants' audit edges are written with their candidate facts,
-before anything is built (`repair`), since creating them here more than doubled the
-barrier on large cascades.
+It writes only what stops serving: `Live` comes off every node of C(F) (and the roots
+get their holder and WITHDREW edges). Each further write per node costs about as much
+again on large cascades, so the holder record follows in its own transaction, `hold`,
+right after the commit: `Withdrawn` and `held_by` on every withdrawn node (and on late
+arrivals derived from them meanwhile). Until `hold` commits, the nodes are not served and
+name no holder; another barrier reaching them refuses, as it does for an open holder.
+The descendants' WITHDREW audit edges are written with their candidate facts, before
+anything is built (`repair`).
 
 Roots of a `correct` (or `migrate`) event are superseded in the same transaction by
 their replacement X_delta (or by the new interface kappa_e), which is fresh support and
@@ -32,6 +36,13 @@ from memorepair.store import Store, Tx
 @dataclass(frozen=True)
 class BarrierResult:
     withdrawn: int
+    seconds: float
+    rounds: int
+
+
+@dataclass(frozen=True)
+class HoldResult:
+    held: int
     seconds: float
     rounds: int
 
@@ -84,7 +95,10 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     while True:
         rounds += 1
         if cascade:
-            (result,) = tx.run("barrier/withdraw_cascade", event_key=key, keys=root_keys)
+            (result,) = tx.run(
+                "barrier/withdraw_cascade", event_key=key, keys=root_keys, first=rounds == 1
+            )
+            _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
         else:
             (result,) = tx.run("barrier/withdraw_roots", event_key=key, keys=root_keys)
         _refuse_if_busy(tx, spec, result["holders"])
@@ -119,6 +133,46 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
             f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
             "complete (`memorepair resume` finishes an interrupted one)"
         )
+
+
+def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
+    """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
+    if not unrecorded:
+        return
+    pending = tx.run("barrier/unheld_events", event_key=event_key(spec.ns, spec.id))
+    names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
+    raise CascadeBusyError(
+        f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
+        f"has just withdrawn and not yet recorded as held (events between barrier and "
+        f"hold: {names}); it runs once they are held and that event completes "
+        "(`memorepair resume` finishes an interrupted one)"
+    )
+
+
+def hold(store: Store, spec: RepairEventSpec) -> HoldResult:
+    """Record the event as the holder of what its barrier withdrew (idempotent).
+
+    Runs right after the barrier commits and first thing on every resume. A writer that
+    read a withdrawn node before this transaction locked it has committed a late arrival
+    by the time the check runs, and the next round holds it too.
+    """
+    started = time.perf_counter()
+    key = event_key(spec.ns, spec.id)
+
+    def work(tx: Tx) -> tuple[int, int]:
+        held, rounds = 0, 0
+        while True:
+            rounds += 1
+            (result,) = tx.run("barrier/hold_cascade", event_key=key)
+            held += int(result["held"])
+            (check,) = tx.run("barrier/count_unheld", event_key=key)
+            if check["unheld"] == 0:
+                break
+        tx.run("barrier/mark_held", event_key=key)
+        return held, rounds
+
+    held, rounds = store.transaction(work)
+    return HoldResult(held, time.perf_counter() - started, rounds)
 
 
 def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:

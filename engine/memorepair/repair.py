@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memorepair import selection
-from memorepair.barrier import event_key, withdraw_when_free
+from memorepair.barrier import event_key, hold, withdraw_when_free
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.errors import EventStateError, InputError
 from memorepair.execution import Registry, stage, validate
@@ -395,6 +395,12 @@ def _run(
         progress("barrier", 1, 1)
         _pause_if_asked(settings.state_dir, spec.id, "withdrawn")
     seconds["barrier"] = time.perf_counter() - clock
+    if cascade:  # idempotent, so a resumed run repeats it rather than trusting a phase
+        clock = time.perf_counter()
+        progress("hold", 0, 1)
+        hold(store, spec)
+        progress("hold", 1, 1)
+        seconds["hold"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
     root_keys = [artifact_key(spec.ns, u) for u in spec.roots]

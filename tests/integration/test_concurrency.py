@@ -119,12 +119,18 @@ def test_readers_never_see_cascade_or_staged_versions(memory: MemoryStore, tmp_p
     assert memory.stale_served() == []
 
 
+#: Where the repair is killed: between its barrier and its hold step (withdrawn nodes name
+#: no holder yet), and with the holder recorded.
+PAUSES = ["withdrawn", "selected"]
+
+
+@pytest.mark.parametrize("pause", PAUSES)
 def test_late_arrival_during_open_repair_joins_the_event(
-    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path, pause: str
 ) -> None:
     memory.import_file(SAMPLE / "memory.jsonl")
     event = sample_event("delete", "late", tmp_path)
-    paused = start_paused(neo4j_settings, memory.ns, event, "late", "selected")
+    paused = start_paused(neo4j_settings, memory.ns, event, "late", pause)
     try:
         row = memory.record(
             {
@@ -134,7 +140,8 @@ def test_late_arrival_during_open_repair_joins_the_event(
                 "inputs": ["sum-zurich", "turn-02"],
             }
         )
-        assert row["live"] is False and row["held_by"] == f"{memory.ns}/late"
+        holder = None if pause == "withdrawn" else f"{memory.ns}/late"
+        assert row["live"] is False and row["held_by"] == holder
         assert memory.retrieve(uid="late-1") == []
         row = memory.record(
             {"uid": "late-2", "kind": "cache", "content": "from the root", "inputs": ["turn-03"]}
@@ -203,6 +210,9 @@ def test_writers_racing_the_barrier_never_leave_stale_live(memory: MemoryStore) 
     assert memory.stale_served() == []
     served_writers = [uid for uid, _, _ in written if memory.retrieve(uid=uid)]
     assert served_writers == [], served_writers[:5]
+    # every withdrawn record names its holder: none slipped between the barrier and hold
+    unheld = [r["uid"] for r in memory.still_withdrawn() if r["event"] != "race"]
+    assert unheld == [], unheld[:5]
     before = sum(1 for _, live, at in written if live)
     late = sum(1 for _, live, _ in written if not live)
     in_barrier = sum(1 for _, _, at in written if marks["barrier-0"] <= at <= marks["barrier-1"])
@@ -230,13 +240,17 @@ def _overlap_memory() -> list[ArtifactIn]:
     ]
 
 
+@pytest.mark.parametrize("pause", PAUSES)
 def test_overlapping_events_serialize_and_disjoint_ones_proceed(
-    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path, pause: str
 ) -> None:
     memory.import_items(_overlap_memory())
     first = write_event(tmp_path, correct_event("ev-1", "r1", "ONE"))
-    paused = start_paused(neo4j_settings, memory.ns, first, "ev-1", "selected")
+    paused = start_paused(neo4j_settings, memory.ns, first, "ev-1", pause)
     paused.kill()  # ev-1 now holds {r1, shared, only1} open, as after a crash
+    holders = {r["uid"]: r["event"] for r in memory.still_withdrawn()}
+    expected = "ev-1" if pause == "selected" else None  # before its hold step: no holder
+    assert holders == {"shared": expected, "only1": expected}
 
     # disjoint cascade: proceeds at once
     assert memory.repair(correct_event("ev-3", "r3", "THREE")).status == "completed"
@@ -247,7 +261,8 @@ def test_overlapping_events_serialize_and_disjoint_ones_proceed(
         ns=memory.ns, settings=neo4j_settings.model_copy(update={"busy_wait_s": 0.5})
     )
     try:
-        with pytest.raises(CascadeBusyError, match="ev-1"):
+        why = "not yet recorded as held" if pause == "withdrawn" else "overlaps open event"
+        with pytest.raises(CascadeBusyError, match=f"{why}.*ev-1"):
             impatient.repair(correct_event("ev-2", "r2", "TWO"))
     finally:
         impatient.close()

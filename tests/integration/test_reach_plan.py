@@ -28,9 +28,22 @@ def operators(plan: dict[str, Any]) -> list[str]:
     return names
 
 
-@pytest.mark.parametrize("name", ["barrier/reach_cascade", "candidates/plan_cascade"])
+REACH_QUERIES = [
+    "barrier/reach_cascade",
+    "barrier/withdraw_cascade",
+    "barrier/count_unwithdrawn",
+    "barrier/hold_cascade",
+    "barrier/count_unheld",
+    "candidates/plan_cascade",
+]
+
+
+@pytest.mark.parametrize("name", REACH_QUERIES)
 def test_reach_is_planned_as_pruning_bfs(memory: MemoryStore, name: str) -> None:
-    ops = operators(memory.store.explain(name, {"keys": [f"{memory.ns}/root"]}))
+    params = {p: dummy(p) for p in queries.load(name).declared}
+    if "keys" in params:
+        params["keys"] = [f"{memory.ns}/root"]
+    ops = operators(memory.store.explain(name, params))
     assert any(op.startswith(PRUNING) for op in ops), ops
     assert not any(op.startswith(ENUMERATING) for op in ops), ops
 
@@ -59,6 +72,8 @@ def dummy(param: str) -> Any:
         return 1
     if param == "lam":
         return 1.0
+    if param == "first":
+        return True
     return "x"
 
 

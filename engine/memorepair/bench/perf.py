@@ -50,6 +50,7 @@ from memorepair.operators.base import RepairContext, Successor, Validation
 SECTIONS = ("phases", "selection", "reach", "writes")
 PHASES = (
     "barrier",
+    "hold",
     "candidates",
     "selection",
     "record",
@@ -252,7 +253,9 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
     print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
     print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
     print("e2e = memory.repair wall clock; e2e/raw = engine total over the raw read")
-    print("record = the descendants' WITHDREW edges, with the candidate and selection facts")
+    print("barrier = the withdrawal transaction (nothing of the cascade served from its commit);")
+    print("hold = the holder record after it (Withdrawn, held_by); record = the descendants'")
+    print("WITHDREW edges, with the candidate and selection facts")
     header = (
         f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
         f"{'plan':>6} {'raw':>6} "
