@@ -13,8 +13,8 @@ configured Neo4j. Four sections, each selectable with ``--only``:
                cascade's nodes (with content) and influence edges, the floor the engine
                total is compared to. ``--sizes 1e6`` (a ~540k-node cascade, ~5 min per
                repeat plus ~3 min import) needs a bigger server heap than the default 2g:
-               the barrier is one transaction (``MEMOREPAIR_HEAP=8g memorepair neo4j
-               start``; peak 3.7 GiB used there).
+               the barrier and the hold step are one transaction each
+               (``MEMOREPAIR_HEAP=8g memorepair neo4j start``; peak 3.7 GiB used there).
 ``selection``  min-cut backends on the closure networks of ``selection_bench``: OR-tools
                (large-graph backend), igraph and networkx; igraph and networkx run in a child
                process killed at ``--solver-cap`` seconds.
