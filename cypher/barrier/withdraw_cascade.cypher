@@ -2,10 +2,10 @@
 // in one statement of the one barrier transaction, so the cascade never travels to the
 // client. It writes only what stops serving: `Live` is removed. The `Withdrawn` label
 // and `held_by` follow in the hold step (barrier/hold_cascade.cypher), the WITHDREW audit
-// edges with the candidate facts (events/record_candidates); writing them here tripled
-// the barrier on large cascades. Nodes an earlier event left withdrawn (few) are marked
-// held at once, the roots by barrier/link_roots.cypher. `held_by` is read only where
-// `Live` was not: reading it on every node cost as much as the label change.
+// edges with the candidate facts (events/record_candidates): on large cascades each of
+// those writes cost more than this one. Nodes an earlier event left withdrawn (few) are
+// marked held at once, the roots by barrier/link_roots.cypher. `held_by` is read only
+// where `Live` was not: reading it on every node cost as much as the label change.
 // Returns the other events holding any of it, which the caller checks for being still
 // open (then the whole transaction is refused), and, on the $first round, how many of
 // its nodes were already out of serving with no holder recorded: another event's, whose
