@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import neo4j
 import pytest
+from reliability_support import run_cli
 
 from memorepair.api import MemoryStore
 from memorepair.model import ArtifactIn, Kind, artifact_key
@@ -53,3 +54,6 @@ def test_audit_check_reports_a_served_old_version(memory: MemoryStore) -> None:
             "support_visibility": "not the current version",
         }
     ]
+    checked = run_cli(memory.ns, "audit", "check")
+    assert checked.returncode == 4, checked.stderr
+    assert checked.stdout.strip() == "STALE fact@0 (not the current version)"
