@@ -40,13 +40,6 @@ class BarrierResult:
     rounds: int
 
 
-@dataclass(frozen=True)
-class HoldResult:
-    held: int
-    seconds: float
-    rounds: int
-
-
 def event_key(ns: str, event_id: str) -> str:
     return f"{ns}/{event_id}"
 
@@ -149,30 +142,24 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     )
 
 
-def hold(store: Store, spec: RepairEventSpec) -> HoldResult:
+def hold(store: Store, spec: RepairEventSpec) -> None:
     """Record the event as the holder of what its barrier withdrew (idempotent).
 
     Runs right after the barrier commits and first thing on every resume. A writer that
     read a withdrawn node before this transaction locked it has committed a late arrival
     by the time the check runs, and the next round holds it too.
     """
-    started = time.perf_counter()
     key = event_key(spec.ns, spec.id)
 
-    def work(tx: Tx) -> tuple[int, int]:
-        held, rounds = 0, 0
+    def work(tx: Tx) -> None:
         while True:
-            rounds += 1
-            (result,) = tx.run("barrier/hold_cascade", event_key=key)
-            held += int(result["held"])
+            tx.run("barrier/hold_cascade", event_key=key)
             (check,) = tx.run("barrier/count_unheld", event_key=key)
             if check["unheld"] == 0:
                 break
         tx.run("barrier/mark_held", event_key=key)
-        return held, rounds
 
-    held, rounds = store.transaction(work)
-    return HoldResult(held, time.perf_counter() - started, rounds)
+    store.transaction(work)
 
 
 def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
