@@ -1,6 +1,6 @@
 // The event's withdrawn cascade with what the mode map needs (no contents: they are
 // read later, only for the candidates that are selected): the nodes it holds whose
-// WITHDREW edge is not written yet (the barrier only marks `held_by`), and those with
+// WITHDREW edge is not written yet (the hold step only marks `held_by`), and those with
 // an edge (replaced roots, and every node once the candidate facts are recorded), whose
 // facts a resumed run reuses. Late arrivals are audited, not repaired. `withdrew` (the
 // edge's element id, or null) lets the facts be written back without a lookup. One
