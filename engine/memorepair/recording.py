@@ -46,6 +46,7 @@ def import_memory(
     *,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ImportReport:
+    store.require_schema()
     settings = store.settings
     for artifact in memory.artifacts:
         size = len(artifact.content.encode("utf-8"))
@@ -106,6 +107,7 @@ def import_memory(
 
 def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
     """Record one artifact derived by an agent; its inputs must be current artifacts."""
+    store.require_schema()
     size = len(artifact.content.encode("utf-8"))
     if size > store.settings.max_content_bytes:
         raise InputError(

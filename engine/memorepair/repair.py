@@ -315,6 +315,7 @@ def run(
     options: Mapping[str, Any] | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id."""
+    store.require_schema()
     with _gc_paused():
         return _run(
             store, registry, spec, selector=selector, lam=lam, progress=progress, options=options

@@ -23,6 +23,10 @@ from memorepair.settings import Settings
 T = TypeVar("T")
 Row = dict[str, Any]
 
+#: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
+#: have two current versions, and without them every lookup by vid or key scans a label.
+REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key")
+
 
 class Tx:
     """A transaction handed to transaction functions: runs named queries only."""
@@ -49,6 +53,7 @@ class Store:
         self.driver = driver
         self.uri = uri
         self.database = settings.neo4j_database
+        self._schema_seen = False
 
     @classmethod
     def connect(cls, settings: Settings) -> Store:
@@ -101,7 +106,32 @@ class Store:
         names = [name for name in queries.all_names() if name.startswith("schema/")]
         for name in names:
             self.write(name)
+        self._schema_seen = True
         return names
+
+    def require_schema(self) -> None:
+        """Refuse to write memory into a database whose schema was never applied.
+
+        Checked once per Store. A user who may not list constraints (an Enterprise role
+        without SHOW CONSTRAINT) is trusted to have applied them.
+        """
+        if self._schema_seen:
+            return
+        try:
+            names = set(self.read("store/schema_constraints")[0]["names"])
+        except DatabaseError as exc:
+            if isinstance(exc.__cause__, neo4j_errors.Forbidden):
+                self._schema_seen = True
+                return
+            raise
+        missing = [name for name in REQUIRED_CONSTRAINTS if name not in names]
+        if missing:
+            raise ConfigError(
+                f"the database at {self.uri} lacks MemoRepair's constraints {missing}; apply "
+                "the schema once per database: `memorepair schema apply` (from Python: "
+                "MemoryStore.apply_schema())"
+            )
+        self._schema_seen = True
 
     def read(self, name: str, **params: Any) -> list[Row]:
         return self._execute(name, params, RoutingControl.READ)
