@@ -567,14 +567,18 @@ def bench() -> None:
     """Benchmarks and the evaluation: they print figures (nothing here is a test)."""
 
 
-@bench.command("perf", context_settings={"ignore_unknown_options": True})
+#: The benchmarks parse their own options (argparse), `-h` included: click passes all on.
+_PASS_THROUGH = {"ignore_unknown_options": True, "help_option_names": []}
+
+
+@bench.command("perf", context_settings=_PASS_THROUGH)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def bench_perf(args: tuple[str, ...]) -> None:
     """Per-phase timings on synthetic memories and side-by-side ratios (`bench perf -h`)."""
     sys.exit(_bench_main("memorepair.bench.perf", args))
 
 
-@bench.command("eval", context_settings={"ignore_unknown_options": True})
+@bench.command("eval", context_settings=_PASS_THROUGH)
 @click.argument("args", nargs=-1, type=click.UNPROCESSED)
 def bench_eval(args: tuple[str, ...]) -> None:
     """The paper's table on BFCL tool-use data (needs `make eval`'s extra; `bench eval -h`)."""

@@ -484,18 +484,41 @@ def _sizes(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    doc = __doc__ or ""
     parser = argparse.ArgumentParser(
-        prog="memorepair bench perf", description=(__doc__ or "").splitlines()[0]
+        prog="memorepair bench perf",
+        description=doc.split("\n\n", 1)[0],
+        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--sizes", default="1e3,1e4,1e5", help="artifact counts, e.g. 1e3,1e6")
-    parser.add_argument("--selection-sizes", default="1e3,1e4,1e5,1e6")
-    parser.add_argument("--depths", default="4,8,12,16,20,24,28,40,80,160")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--solver-cap", type=float, default=60.0, help="igraph/networkx cap (s)")
-    parser.add_argument("--naive-cap", type=float, default=20.0, help="path enumeration cap (s)")
-    parser.add_argument("--write-n", type=int, default=2000)
-    parser.add_argument("--only", default=",".join(SECTIONS), help="sections to run")
-    parser.add_argument("--ns", default=None, help="unused; each section has its own namespace")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help="sections to run (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--sizes", default="1e3,1e4,1e5", help="phases: artifact counts (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=3, help="runs per figure, medians quoted (default: 3)"
+    )
+    parser.add_argument(
+        "--selection-sizes",
+        default="1e3,1e4,1e5,1e6",
+        help="selection: candidate counts (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--solver-cap", type=float, default=60.0, help="selection: igraph/networkx cap, s"
+    )
+    parser.add_argument(
+        "--depths",
+        default="4,8,12,16,20,24,28,40,80,160",
+        help="reach: diamond ladder depths (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--naive-cap", type=float, default=20.0, help="reach: path enumeration cap, s"
+    )
+    parser.add_argument(
+        "--write-n", type=int, default=2000, help="writes: artifacts per method (default: 2000)"
+    )
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",")}
     unknown = only - set(SECTIONS)
