@@ -32,7 +32,7 @@ from memorepair.operators.base import (
     Support,
     Validation,
 )
-from memorepair.store import Store
+from memorepair.store import Store, WriteBehind
 
 Progress = Callable[[str, int, int], None]
 
@@ -107,6 +107,7 @@ def stage(
     *,
     options: Mapping[str, Any],
     progress: Progress = lambda phase, done, total: None,
+    checkpoint: Callable[[str], None] = lambda point: None,
 ) -> list[Attempt]:
     """Build every selected successor in topological order and stage it in Neo4j."""
     ns, key = spec.ns, f"{spec.ns}/{spec.id}"
@@ -140,43 +141,47 @@ def stage(
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []
-    for done, candidate in enumerate(candidates, start=1):
-        artifact = old[candidate.vid]
-        ctx = _context(
-            spec, artifact, old_inputs.get(candidate.vid, []), retained, successors, options
-        )
-        reused = previous.get(candidate.vid)
-        if reused is not None:
-            successor = Successor(
-                content=reused.get("content") or "",
-                inputs=tuple(reused.get("inputs") or ()),
-                recipe=artifact_from_row(reused, "Staged").recipe,
-                meta=artifact_from_row(reused, "Staged").meta,
+    # Staging writes run behind the builds (one batch in flight): the server stages batch k
+    # while operators build batch k+1. The with-block ends once the last batch committed.
+    with WriteBehind(store, "execution/stage_successors", event_key=key) as writer:
+        for done, candidate in enumerate(candidates, start=1):
+            artifact = old[candidate.vid]
+            ctx = _context(
+                spec, artifact, old_inputs.get(candidate.vid, []), retained, successors, options
             )
-            vid = str(reused["vid"])
-            attempt = Attempt(
-                candidate,
-                vid,
-                successor,
-                ctx,
-                reused.get("validated"),
-                reused.get("validation") or "",
-                bool(reused["published"]),
-            )
-        else:
-            vid = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
-            attempt = _build(registry, candidate, artifact, ctx, vid)
+            reused = previous.get(candidate.vid)
+            if reused is not None:
+                successor = Successor(
+                    content=reused.get("content") or "",
+                    inputs=tuple(reused.get("inputs") or ()),
+                    recipe=artifact_from_row(reused, "Staged").recipe,
+                    meta=artifact_from_row(reused, "Staged").meta,
+                )
+                vid = str(reused["vid"])
+                attempt = Attempt(
+                    candidate,
+                    vid,
+                    successor,
+                    ctx,
+                    reused.get("validated"),
+                    reused.get("validation") or "",
+                    bool(reused["published"]),
+                )
+            else:
+                vid = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
+                attempt = _build(registry, candidate, artifact, ctx, vid)
+                if attempt.successor is not None:
+                    pending.append(_stage_row(candidate, attempt))
             if attempt.successor is not None:
-                pending.append(_stage_row(candidate, attempt))
-        if attempt.successor is not None:
-            successors[candidate.uid] = _staged_support(artifact, attempt)
-        attempts.append(attempt)
-        if len(pending) >= size:
-            store.write("execution/stage_successors", event_key=key, rows=pending)
-            pending = []
-        progress("execute", done, len(candidates))
-    if pending:
-        store.write("execution/stage_successors", event_key=key, rows=pending)
+                successors[candidate.uid] = _staged_support(artifact, attempt)
+            attempts.append(attempt)
+            if len(pending) >= size:
+                writer.submit(rows=pending)
+                pending = []
+                checkpoint("staging")  # a crash here may lose the batch in flight, no more
+            progress("execute", done, len(candidates))
+        if pending:
+            writer.submit(rows=pending)
     return attempts
 
 
@@ -190,30 +195,34 @@ def validate(
     """Run each operator's validation on its staged successor and record the verdicts."""
     checked: list[Attempt] = []
     rows: list[dict[str, Any]] = []
-    for done, attempt in enumerate(attempts, start=1):
-        if attempt.successor is None or attempt.context is None:
-            checked.append(attempt)
-            continue
-        if attempt.validated is not None:  # verdict recorded by an earlier run
-            checked.append(attempt)
-            continue
-        operator = registry.operator(attempt.candidate.mode, attempt.context.artifact)
-        if operator is None:
-            verdict = Validation(False, f"no {attempt.candidate.mode.value} operator")
-        else:
-            try:
-                verdict = operator.validate(attempt.context, attempt.successor)
-            except Exception as exc:  # a plugin's crash is a failed validation, not ours
-                verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
-        result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
-        checked.append(result)
-        rows.append(
-            {"vid": result.vid, "validated": verdict.ok, "validation": verdict.reason or None}
-        )
-        progress("validate", done, len(attempts))
     size = store.settings.batch_size
-    for start in range(0, len(rows), size):
-        store.write("execution/record_validation", rows=rows[start : start + size])
+    with WriteBehind(store, "execution/record_validation") as writer:
+        for done, attempt in enumerate(attempts, start=1):
+            if attempt.successor is None or attempt.context is None:
+                checked.append(attempt)
+                continue
+            if attempt.validated is not None:  # verdict recorded by an earlier run
+                checked.append(attempt)
+                continue
+            operator = registry.operator(attempt.candidate.mode, attempt.context.artifact)
+            if operator is None:
+                verdict = Validation(False, f"no {attempt.candidate.mode.value} operator")
+            else:
+                try:
+                    verdict = operator.validate(attempt.context, attempt.successor)
+                except Exception as exc:  # a plugin's crash is a failed validation, not ours
+                    verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
+            result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
+            checked.append(result)
+            rows.append(
+                {"vid": result.vid, "validated": verdict.ok, "validation": verdict.reason or None}
+            )
+            if len(rows) >= size:
+                writer.submit(rows=rows)
+                rows = []
+            progress("validate", done, len(attempts))
+        if rows:
+            writer.submit(rows=rows)
     return checked
 
 

@@ -454,7 +454,16 @@ def _run(
 
     option_map: dict[str, Any] = dict(options or {})
     clock = time.perf_counter()
-    attempts = stage(store, registry, spec, family, chosen, options=option_map, progress=progress)
+    attempts = stage(
+        store,
+        registry,
+        spec,
+        family,
+        chosen,
+        options=option_map,
+        progress=progress,
+        checkpoint=lambda point: _pause_if_asked(settings.state_dir, spec.id, point),
+    )
     if not reached("staged"):
         mark("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     seconds["execution"] = time.perf_counter() - clock

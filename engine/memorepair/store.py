@@ -9,7 +9,9 @@ Driver errors are translated once, here, into the package's own errors.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from types import TracebackType
 from typing import Any, TypeVar
 
 import neo4j
@@ -210,3 +212,47 @@ class Store:
             raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
         except neo4j_errors.DriverError as exc:
             raise DatabaseError(f"Neo4j driver error: {exc}") from exc
+
+
+class WriteBehind:
+    """Writes batches of one query on a background thread while the caller builds the next.
+
+    Execution alternates Python work (building successors) with server work (staging
+    them); overlapping the two is the only way a 2-core machine keeps both busy. One
+    batch is in flight at most: `submit` waits for the previous write first and re-raises
+    its error, so batches commit in submission order, a failure stops the caller at its
+    next batch, and memory stays bounded. Leaving the `with` block waits for the last one.
+    """
+
+    def __init__(self, store: Store, name: str, **fixed: Any) -> None:
+        self._store = store
+        self._name = name
+        self._fixed = fixed
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-write")
+        self._pending: Future[list[Row]] | None = None
+
+    def submit(self, **params: Any) -> None:
+        self.wait()
+        self._pending = self._pool.submit(self._store.write, self._name, **self._fixed, **params)
+
+    def wait(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            pending.result()
+
+    def __enter__(self) -> WriteBehind:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        try:
+            if error is None:
+                self.wait()
+            elif self._pending is not None:  # the caller's error wins; the write still ends
+                self._pending.exception()
+        finally:
+            self._pool.shutdown(wait=True)

@@ -174,6 +174,42 @@ def test_kill_between_publication_batches_leaves_a_closed_served_set(
     assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
 
 
+def test_kill_while_a_staging_batch_is_in_flight_stages_each_successor_once(
+    memory: MemoryStore,
+    neo4j_settings: Settings,
+    references: dict[str, Reference],
+    tmp_path: Path,
+) -> None:
+    """Staging writes run behind the builds, one batch in flight. A kill right after a
+    batch was handed to the writer loses at most that batch: nothing staged is served,
+    and resuming reuses what committed (keyed by vid), so every uid ends with the same
+    versions as an uninterrupted run."""
+    ref = references["correct"]
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event = sample_event("correct", "crash-mid-staging", tmp_path)
+    paused = start_paused(
+        neo4j_settings,
+        memory.ns,
+        event,
+        "crash-mid-staging",
+        "staging",
+        env={"MEMOREPAIR_BATCH_SIZE": "2"},
+    )
+    paused.kill()
+    held = _allowed(ref, "correct", "selected")  # only the root's replacement is served
+    check_invariants(memory, ref.cascade, allowed=held)
+    assert memory.counts()["staged"] < len(ref.outcomes["published"])  # really part-way
+    assert [uid for uid in ref.cascade if memory.retrieve(uid=uid)] == sorted(held)
+    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
+    assert done.returncode == 0, done.stderr
+    assert "resumed from selected" in done.stdout
+    check_invariants(memory, ref.cascade, allowed=_allowed(ref, "correct", "published"))
+    assert served(memory) == ref.served
+    report = memory.report("crash-mid-staging")
+    assert {k: v for k, v in report.outcomes.items() if v} == ref.outcomes
+    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+
+
 def test_kill_between_candidate_fact_batches_writes_each_withdrew_edge_once(
     memory: MemoryStore,
     neo4j_settings: Settings,
