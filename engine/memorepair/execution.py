@@ -141,8 +141,8 @@ def stage(
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
     pending: list[dict[str, Any]] = []
-    # Staging writes run behind the builds (one batch in flight): the server stages batch k
-    # while operators build batch k+1. The with-block ends once the last batch committed.
+    # Staging writes run behind the builds (two batches in flight): the server stages batches
+    # k-1 and k while operators build k+1. The with-block ends once every batch committed.
     with WriteBehind(store, "execution/stage_successors", event_key=key) as writer:
         for done, candidate in enumerate(candidates, start=1):
             artifact = old[candidate.vid]

@@ -8,6 +8,7 @@ Driver errors are translated once, here, into the package's own errors.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
@@ -215,30 +216,36 @@ class Store:
 
 
 class WriteBehind:
-    """Writes batches of one query on a background thread while the caller builds the next.
+    """Writes batches of one query on background threads while the caller builds the next.
 
     Execution alternates Python work (building successors) with server work (staging
-    them); overlapping the two is the only way a 2-core machine keeps both busy. One
-    batch is in flight at most: `submit` waits for the previous write first and re-raises
-    its error, so batches commit in submission order, a failure stops the caller at its
-    next batch, and memory stays bounded. Leaving the `with` block waits for the last one.
+    them); overlapping the two keeps a small machine's cores busy, and two batches in
+    flight let the server run two transactions at once (each runs on one core). At most
+    `in_flight` batches are pending: `submit` first waits for the oldest and re-raises its
+    error, so a failure stops the caller within `in_flight` batches and memory stays
+    bounded. Batches in flight may commit in any order: use this only for writes keyed by
+    id whose order does not matter (staged successors, verdicts). Leaving the `with`
+    block waits for every batch.
     """
 
-    def __init__(self, store: Store, name: str, **fixed: Any) -> None:
+    def __init__(self, store: Store, name: str, *, in_flight: int = 2, **fixed: Any) -> None:
         self._store = store
         self._name = name
         self._fixed = fixed
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-write")
-        self._pending: Future[list[Row]] | None = None
+        self._in_flight = in_flight
+        self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="memorepair")
+        self._pending: deque[Future[list[Row]]] = deque()
 
     def submit(self, **params: Any) -> None:
-        self.wait()
-        self._pending = self._pool.submit(self._store.write, self._name, **self._fixed, **params)
+        while len(self._pending) >= self._in_flight:
+            self._pending.popleft().result()
+        self._pending.append(
+            self._pool.submit(self._store.write, self._name, **self._fixed, **params)
+        )
 
     def wait(self) -> None:
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            pending.result()
+        while self._pending:
+            self._pending.popleft().result()
 
     def __enter__(self) -> WriteBehind:
         return self
@@ -252,7 +259,8 @@ class WriteBehind:
         try:
             if error is None:
                 self.wait()
-            elif self._pending is not None:  # the caller's error wins; the write still ends
-                self._pending.exception()
+            else:  # the caller's error wins; the writes in flight still end
+                for pending in self._pending:
+                    pending.exception()
         finally:
             self._pool.shutdown(wait=True)

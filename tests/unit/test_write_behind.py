@@ -1,4 +1,4 @@
-"""WriteBehind: staging writes overlap the builds, in order, one batch in flight.
+"""WriteBehind: staging writes overlap the builds, with a bounded number in flight.
 
 The store here only records calls (the helper's contract is threading and error flow;
 what the writes do is covered against the real server by the repair tests).
@@ -42,18 +42,29 @@ class RecordingStore:
                 self.active -= 1
 
 
-def writer(store: RecordingStore) -> WriteBehind:
-    return WriteBehind(cast(Store, store), "execution/stage_successors", event_key="ns/ev")
+def writer(store: RecordingStore, in_flight: int = 2) -> WriteBehind:
+    return WriteBehind(
+        cast(Store, store), "execution/stage_successors", in_flight=in_flight, event_key="ns/ev"
+    )
 
 
-def test_batches_commit_in_submission_order_one_at_a_time() -> None:
+@pytest.mark.parametrize("in_flight", [1, 2, 3])
+def test_every_batch_is_written_with_at_most_in_flight_at_once(in_flight: int) -> None:
     store = RecordingStore(delay=0.02)
-    with writer(store) as w:
+    with writer(store, in_flight) as w:
+        for batch in range(8):
+            w.submit(rows=[batch])
+    assert sorted(params["rows"][0] for _, params in store.calls) == list(range(8))
+    assert all(p["event_key"] == "ns/ev" for _, p in store.calls)
+    assert store.max_active == in_flight
+
+
+def test_one_in_flight_keeps_submission_order() -> None:
+    store = RecordingStore(delay=0.01)
+    with writer(store, 1) as w:
         for batch in range(6):
             w.submit(rows=[batch])
     assert [params["rows"] for _, params in store.calls] == [[b] for b in range(6)]
-    assert all(p["event_key"] == "ns/ev" for _, p in store.calls)
-    assert store.max_active == 1
 
 
 def test_submit_returns_while_the_batch_is_still_being_written() -> None:
@@ -66,12 +77,15 @@ def test_submit_returns_while_the_batch_is_still_being_written() -> None:
     assert [p["rows"] for _, p in store.calls] == [[0]]
 
 
-def test_a_failed_batch_stops_the_caller_at_its_next_submit() -> None:
+def test_a_failed_batch_stops_the_caller_within_in_flight_batches() -> None:
     store = RecordingStore(fail_on=1)
+    submitted: list[int] = []
     with pytest.raises(RuntimeError, match="batch 1 refused"), writer(store) as w:
-        for batch in range(5):
+        for batch in range(10):
             w.submit(rows=[batch])
-    assert [p["rows"] for _, p in store.calls] == [[0]]  # nothing after the failure
+            submitted.append(batch)
+    assert submitted == [0, 1, 2]  # batch 3's submit waited for batch 1 and raised
+    assert sorted(p["rows"][0] for _, p in store.calls) == [0, 2]
 
 
 def test_a_failed_last_batch_is_raised_when_the_block_ends() -> None:
