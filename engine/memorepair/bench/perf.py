@@ -22,7 +22,7 @@ configured Neo4j. Four sections, each selectable with ``--only``:
                level, each requiring both nodes of the level above: 2*d+1 nodes, 2**d
                paths); enumeration stops after it first exceeds ``--naive-cap`` seconds.
 ``writes``     ``import_items`` (UNWIND $rows batches) vs ``record`` (one artifact per
-               transaction) for ``--write-n`` artifacts.
+               transaction) for ``--write-n`` artifacts, ``--repeats`` times (new uids each).
 """
 
 from __future__ import annotations
@@ -459,13 +459,20 @@ def _write_items(n: int, prefix: str) -> list[ArtifactIn]:
     return records + caches
 
 
-def bench_writes(base: MemoryStore, n: int) -> None:
+def _record_each(memory: MemoryStore, items: list[ArtifactIn]) -> None:
+    for item in items:
+        memory.record(item)
+
+
+def bench_writes(base: MemoryStore, n: int, repeats: int) -> None:
     print("\n== writes: batched (UNWIND $rows, import_items) vs row by row (record) ==")
     memory = _fresh("perf-writes", base)
-    batched_items = _write_items(n, "b")
-    batched, _ = _timed(lambda: memory.import_items(batched_items))
-    row_items = _write_items(n, "s")
-    row_by_row, _ = _timed(lambda: [memory.record(item) for item in row_items])
+    batched_runs: list[float] = []
+    row_runs: list[float] = []
+    for run in range(repeats):  # each run writes new uids into the same namespace
+        batched_runs.append(_timed(partial(memory.import_items, _write_items(n, f"b{run}-")))[0])
+        row_runs.append(_timed(partial(_record_each, memory, _write_items(n, f"s{run}-")))[0])
+    batched, row_by_row = _median(batched_runs), _median(row_runs)
     print(
         f"{'artifacts':>9} {'batched s':>10} {'rows/s':>9} {'row-by-row s':>13} {'rows/s':>9} "
         f"{'ratio':>6}"
@@ -473,6 +480,10 @@ def bench_writes(base: MemoryStore, n: int) -> None:
     print(
         f"{n:>9} {batched:10.3f} {n / batched:9.0f} {row_by_row:13.3f} {n / row_by_row:9.0f} "
         f"{row_by_row / batched:6.1f}"
+    )
+    print(
+        f"medians of {repeats}; runs batched {', '.join(f'{t:.3f}' for t in batched_runs)} s, "
+        f"row by row {', '.join(f'{t:.2f}' for t in row_runs)} s"
     )
     print(f"half records, half caches with 2 inputs each; batch size {memory.settings.batch_size}")
     memory.clear()
@@ -535,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
             if "reach" in only:
                 bench_reach(base, _sizes(args.depths), args.repeats, args.naive_cap)
             if "writes" in only:
-                bench_writes(base, args.write_n)
+                bench_writes(base, args.write_n, args.repeats)
             if "phases" in only:
                 bench_phases(base, _sizes(args.sizes), args.repeats)
     print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")
