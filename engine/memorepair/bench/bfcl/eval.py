@@ -393,7 +393,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--ns", default="bench-bfcl", help="namespace (cleared before each run)")
     parser.add_argument("--sweep", action="store_true", help="also run the mincut lambda sweep")
-    parser.add_argument("--out", type=Path, default=Path("bench-out/bfcl"))
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=Path("bench-out/bfcl"),
+        help="folder for results.csv, summary.csv and cost_vs_recovered.png (%(default)s)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
     args = parser.parse_args(argv)
     started = time.perf_counter()
@@ -406,6 +411,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args.out.mkdir(parents=True, exist_ok=True)
     with open_store(ns=args.ns) as store:
+        store.apply_schema()  # idempotent; a fresh server has none
         try:
             rows = evaluate(
                 store,
