@@ -9,7 +9,7 @@ phases are recorded on the event, and a resumed run reuses what a crashed one st
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
@@ -75,8 +75,8 @@ class _Versions:
 def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
     """The versions being repaired, with the input versions each used and its latest number."""
     found = _Versions({}, {}, {})
-    for chunk in _batched(vids, store.settings.batch_size):
-        for row in store.read("execution/read_versions", vids=list(chunk))[0]["rows"]:
+    for batch in store.read_batches("execution/read_versions", "vids", vids):
+        for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found.artifacts[artifact.vid] = artifact
             found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
@@ -86,16 +86,11 @@ def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
 
 def _read_inputs(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
     found: dict[str, Artifact] = {}
-    for chunk in _batched(vids, store.settings.batch_size):
-        for row in store.read("execution/read_input_versions", vids=list(chunk))[0]["rows"]:
+    for batch in store.read_batches("execution/read_input_versions", "vids", vids):
+        for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found[artifact.vid] = artifact
     return found
-
-
-def _batched(items: Sequence[str], size: int) -> Iterable[Sequence[str]]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
 
 
 def stage(
@@ -122,8 +117,10 @@ def stage(
     old, latest = repaired.artifacts, repaired.latest
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
-    for chunk in _batched([artifact_key(ns, u) for u in outside], size):
-        for row in store.read("execution/read_heads", keys=list(chunk))[0]["rows"]:
+    for batch in store.read_batches(
+        "execution/read_heads", "keys", [artifact_key(ns, u) for u in outside]
+    ):
+        for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             heads[artifact.uid] = artifact
     # Each input version is read once, however many candidates it fed (hubs feed thousands);

@@ -9,7 +9,7 @@ Driver errors are translated once, here, into the package's own errors.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from types import TracebackType
@@ -138,6 +138,25 @@ class Store:
 
     def read(self, name: str, **params: Any) -> list[Row]:
         return self._execute(name, params, RoutingControl.READ)
+
+    def read_batches(
+        self, name: str, param: str, values: Sequence[Any], **fixed: Any
+    ) -> Iterator[list[Row]]:
+        """`name` once per batch of `values` (passed as `param`), results in batch order.
+
+        Two batches are read at once, so the caller decodes batch k while the server
+        answers k+1 (each query runs on one server core).
+        """
+        size = self.settings.batch_size
+        chunks = [list(values[start : start + size]) for start in range(0, len(values), size)]
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-read") as pool:
+            pending: deque[Future[list[Row]]] = deque()
+            for chunk in chunks:
+                pending.append(pool.submit(self.read, name, **fixed, **{param: chunk}))
+                if len(pending) == 2:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
 
     def write(self, name: str, **params: Any) -> list[Row]:
         return self._execute(name, params, RoutingControl.WRITE)
