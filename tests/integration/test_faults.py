@@ -140,6 +140,37 @@ def test_kill_after_each_phase_then_complete_exactly_once(
 
 
 # ---- database faults ----------------------------------------------------------------------
+def _kill_mid_batches(
+    memory: MemoryStore,
+    neo4j_settings: Settings,
+    tmp_path: Path,
+    name: str,
+    event_id: str,
+    point: str,
+) -> None:
+    """Import the sample, run `name`'s event in batches of 2 and SIGKILL it at `point`."""
+    memory.import_file(SAMPLE / "memory.jsonl")
+    event = sample_event(name, event_id, tmp_path)
+    env = {"MEMOREPAIR_BATCH_SIZE": "2"}
+    start_paused(neo4j_settings, memory.ns, event, event_id, point, env=env).kill()
+
+
+def _resume_ends_like_reference(
+    memory: MemoryStore, ref: Reference, name: str, event_id: str, resumed_from: str
+) -> dict[str, list[str]]:
+    """`memorepair resume` (batches of 2) ends the event as an uninterrupted run did: the
+    same served memory, outcomes and version histories. Returns the outcomes."""
+    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
+    assert done.returncode == 0, done.stderr
+    assert f"resumed from {resumed_from}" in done.stdout
+    check_invariants(memory, ref.cascade, allowed=_allowed(ref, name, "published"))
+    assert served(memory) == ref.served
+    outcomes = {k: v for k, v in memory.report(event_id).outcomes.items() if v}
+    assert outcomes == ref.outcomes
+    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+    return outcomes
+
+
 def test_kill_between_publication_batches_leaves_a_closed_served_set(
     memory: MemoryStore,
     neo4j_settings: Settings,
@@ -149,65 +180,32 @@ def test_kill_between_publication_batches_leaves_a_closed_served_set(
     """Publication commits in topological batches; a kill between two of them serves only
     successors whose required predecessors are served, and resuming finishes the rest."""
     ref = references["correct"]
-    memory.import_file(SAMPLE / "memory.jsonl")
-    event = sample_event("correct", "crash-mid-publication", tmp_path)
-    paused = start_paused(
-        neo4j_settings,
-        memory.ns,
-        event,
-        "crash-mid-publication",
-        "publishing",
-        env={"MEMOREPAIR_BATCH_SIZE": "2"},
+    _kill_mid_batches(
+        memory, neo4j_settings, tmp_path, "correct", "crash-mid-publication", "publishing"
     )
-    paused.kill()
-    allowed = _allowed(ref, "correct", "published")
-    check_invariants(memory, ref.cascade, allowed=allowed)
+    check_invariants(memory, ref.cascade, allowed=_allowed(ref, "correct", "published"))
     live_now = [uid for uid in ref.outcomes["published"] if memory.retrieve(uid=uid)]
     assert 0 < len(live_now) < len(ref.outcomes["published"])  # really part-way
-    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
-    assert done.returncode == 0, done.stderr
-    assert "resumed from validated" in done.stdout
-    check_invariants(memory, ref.cascade, allowed=allowed)
-    assert served(memory) == ref.served
-    report = memory.report("crash-mid-publication")
-    assert {k: v for k, v in report.outcomes.items() if v} == ref.outcomes
-    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+    _resume_ends_like_reference(memory, ref, "correct", "crash-mid-publication", "validated")
 
 
-def test_kill_while_a_staging_batch_is_in_flight_stages_each_successor_once(
+def test_kill_while_staging_batches_are_in_flight_stages_each_successor_once(
     memory: MemoryStore,
     neo4j_settings: Settings,
     references: dict[str, Reference],
     tmp_path: Path,
 ) -> None:
-    """Staging writes run behind the builds, one batch in flight. A kill right after a
-    batch was handed to the writer loses at most that batch: nothing staged is served,
-    and resuming reuses what committed (keyed by vid), so every uid ends with the same
-    versions as an uninterrupted run."""
+    """Staging writes run behind the builds, two batches in flight. A kill right after a
+    batch was handed to the writers loses at most the batches in flight: nothing staged is
+    served, and resuming reuses what committed (keyed by vid), so every uid ends with the
+    same versions as an uninterrupted run."""
     ref = references["correct"]
-    memory.import_file(SAMPLE / "memory.jsonl")
-    event = sample_event("correct", "crash-mid-staging", tmp_path)
-    paused = start_paused(
-        neo4j_settings,
-        memory.ns,
-        event,
-        "crash-mid-staging",
-        "staging",
-        env={"MEMOREPAIR_BATCH_SIZE": "2"},
-    )
-    paused.kill()
+    _kill_mid_batches(memory, neo4j_settings, tmp_path, "correct", "crash-mid-staging", "staging")
     held = _allowed(ref, "correct", "selected")  # only the root's replacement is served
     check_invariants(memory, ref.cascade, allowed=held)
     assert memory.counts()["staged"] < len(ref.outcomes["published"])  # really part-way
     assert [uid for uid in ref.cascade if memory.retrieve(uid=uid)] == sorted(held)
-    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
-    assert done.returncode == 0, done.stderr
-    assert "resumed from selected" in done.stdout
-    check_invariants(memory, ref.cascade, allowed=_allowed(ref, "correct", "published"))
-    assert served(memory) == ref.served
-    report = memory.report("crash-mid-staging")
-    assert {k: v for k, v in report.outcomes.items() if v} == ref.outcomes
-    assert {uid: versions(memory, uid) for uid in ref.cascade} == ref.lineage
+    _resume_ends_like_reference(memory, ref, "correct", "crash-mid-staging", "selected")
 
 
 def test_kill_between_candidate_fact_batches_writes_each_withdrew_edge_once(
@@ -220,30 +218,14 @@ def test_kill_between_candidate_fact_batches_writes_each_withdrew_edge_once(
     written with the candidate facts, in batches. A kill between two batches leaves some
     written: resuming writes the rest, none twice, and ends like an uninterrupted run."""
     ref = references["delete"]
-    memory.import_file(SAMPLE / "memory.jsonl")
-    event = sample_event("delete", "crash-mid-record", tmp_path)
-    paused = start_paused(
-        neo4j_settings,
-        memory.ns,
-        event,
-        "crash-mid-record",
-        "recording",
-        env={"MEMOREPAIR_BATCH_SIZE": "2"},
-    )
-    paused.kill()
+    _kill_mid_batches(memory, neo4j_settings, tmp_path, "delete", "crash-mid-record", "recording")
     check_invariants(memory, ref.cascade)
     [held] = [r for r in memory.audit_events() if r["event"] == "crash-mid-record"]
     assert held["phase"] == "withdrawn" and held["status"] == "open"
     audited = {uid for uids in memory.report("crash-mid-record").outcomes.values() for uid in uids}
     assert 0 < len(audited) < len(ref.cascade)  # really part-way: some edges, not all
-    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
-    assert done.returncode == 0, done.stderr
-    assert "resumed from withdrawn" in done.stdout
-    check_invariants(memory, ref.cascade, allowed=_allowed(ref, "delete", "published"))
-    assert served(memory) == ref.served
-    report = memory.report("crash-mid-record")
-    outcomes = {k: v for k, v in report.outcomes.items() if v}
-    assert outcomes == ref.outcomes  # one WITHDREW edge per node: no uid listed twice
+    outcomes = _resume_ends_like_reference(memory, ref, "delete", "crash-mid-record", "withdrawn")
+    # one WITHDREW edge per node: no uid listed twice
     assert sorted(uid for uids in outcomes.values() for uid in uids) == ref.cascade
 
 
