@@ -148,25 +148,10 @@ def stage(
             )
             reused = previous.get(candidate.vid)
             if reused is not None:
-                successor = Successor(
-                    content=reused.get("content") or "",
-                    inputs=tuple(reused.get("inputs") or ()),
-                    recipe=artifact_from_row(reused, "Staged").recipe,
-                    meta=artifact_from_row(reused, "Staged").meta,
-                )
-                vid = str(reused["vid"])
-                attempt = Attempt(
-                    candidate,
-                    vid,
-                    successor,
-                    ctx,
-                    reused.get("validated"),
-                    reused.get("validation") or "",
-                    bool(reused["published"]),
-                )
+                attempt = _reused(candidate, ctx, reused)
             else:
-                vid = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
-                attempt = _build(registry, candidate, artifact, ctx, vid)
+                fresh = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
+                attempt = _build(registry, candidate, artifact, ctx, fresh)
                 if attempt.successor is not None:
                     pending.append(_stage_row(candidate, attempt))
             if attempt.successor is not None:
@@ -175,7 +160,7 @@ def stage(
             if len(pending) >= size:
                 writer.submit(rows=pending)
                 pending = []
-                checkpoint("staging")  # a crash here may lose the batch in flight, no more
+                checkpoint("staging")  # a crash here may lose the batches in flight, no more
             progress("execute", done, len(candidates))
         if pending:
             writer.submit(rows=pending)
@@ -221,6 +206,26 @@ def validate(
         if rows:
             writer.submit(rows=rows)
     return checked
+
+
+def _reused(candidate: Candidate, ctx: RepairContext, row: Mapping[str, Any]) -> Attempt:
+    """The attempt an interrupted run of the same event staged (and maybe validated)."""
+    staged = artifact_from_row(row, "Staged")
+    successor = Successor(
+        content=row.get("content") or "",
+        inputs=tuple(row.get("inputs") or ()),
+        recipe=staged.recipe,
+        meta=staged.meta,
+    )
+    return Attempt(
+        candidate,
+        str(row["vid"]),
+        successor,
+        ctx,
+        row.get("validated"),
+        row.get("validation") or "",
+        bool(row["published"]),
+    )
 
 
 def _build(
