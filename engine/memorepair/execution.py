@@ -108,7 +108,6 @@ def stage(
     ns, key = spec.ns, f"{spec.ns}/{spec.id}"
     order = topological_selection(family, selected)
     candidates = [family.candidates[i] for i in order]
-    size = store.settings.batch_size
     previous = {
         row["old_vid"]: {**row["artifact"], "published": row["published"]}
         for row in store.read("execution/staged_successors", event_key=key)
@@ -137,7 +136,6 @@ def stage(
     }
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
-    pending: list[dict[str, Any]] = []
     # Staging writes run behind the builds (two batches in flight): the server stages batches
     # k-1 and k while operators build k+1. The with-block ends once every batch committed.
     with WriteBehind(store, "execution/stage_successors", event_key=key) as writer:
@@ -152,18 +150,12 @@ def stage(
             else:
                 fresh = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
                 attempt = _build(registry, candidate, artifact, ctx, fresh)
-                if attempt.successor is not None:
-                    pending.append(_stage_row(candidate, attempt))
+                if attempt.successor is not None and writer.add(_stage_row(candidate, attempt)):
+                    checkpoint("staging")  # a crash here may lose the batches in flight
             if attempt.successor is not None:
                 successors[candidate.uid] = _staged_support(artifact, attempt)
             attempts.append(attempt)
-            if len(pending) >= size:
-                writer.submit(rows=pending)
-                pending = []
-                checkpoint("staging")  # a crash here may lose the batches in flight, no more
             progress("execute", done, len(candidates))
-        if pending:
-            writer.submit(rows=pending)
     return attempts
 
 
@@ -176,8 +168,6 @@ def validate(
 ) -> list[Attempt]:
     """Run each operator's validation on its staged successor and record the verdicts."""
     checked: list[Attempt] = []
-    rows: list[dict[str, Any]] = []
-    size = store.settings.batch_size
     with WriteBehind(store, "execution/record_validation") as writer:
         for done, attempt in enumerate(attempts, start=1):
             if attempt.successor is None or attempt.context is None:
@@ -196,15 +186,10 @@ def validate(
                     verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
             result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
             checked.append(result)
-            rows.append(
+            writer.add(
                 {"vid": result.vid, "validated": verdict.ok, "validation": verdict.reason or None}
             )
-            if len(rows) >= size:
-                writer.submit(rows=rows)
-                rows = []
             progress("validate", done, len(attempts))
-        if rows:
-            writer.submit(rows=rows)
     return checked
 
 

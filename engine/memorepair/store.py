@@ -235,36 +235,53 @@ class Store:
 
 
 class WriteBehind:
-    """Writes batches of one query on background threads while the caller builds the next.
+    """Writes rows in batches of one query (`$rows`) on background threads while the
+    caller builds the next.
 
     Execution alternates Python work (building successors) with server work (staging
     them); overlapping the two keeps a small machine's cores busy, and two batches in
-    flight let the server run two transactions at once (each runs on one core). At most
-    `in_flight` batches are pending: `submit` first waits for the oldest and re-raises its
-    error, so a failure stops the caller within `in_flight` batches and memory stays
-    bounded. Batches in flight may commit in any order: use this only for writes keyed by
-    id whose order does not matter (staged successors, verdicts). Leaving the `with`
-    block waits for every batch.
+    flight let the server run two transactions at once (each runs on one core). `add`
+    queues a row and hands each full batch over; at most `in_flight` batches are pending,
+    so handing one over first waits for the oldest and re-raises its error: a failure stops
+    the caller within `in_flight` batches and memory stays bounded. Batches in flight may
+    commit in any order: use this only for writes keyed by id whose order does not matter
+    (staged successors, verdicts). Leaving the `with` block writes the last, partial batch
+    and waits for every batch; after an error in the block it only waits.
     """
 
-    def __init__(self, store: Store, name: str, *, in_flight: int = 2, **fixed: Any) -> None:
+    def __init__(
+        self,
+        store: Store,
+        name: str,
+        *,
+        batch_size: int | None = None,
+        in_flight: int = 2,
+        **fixed: Any,
+    ) -> None:
         self._store = store
         self._name = name
         self._fixed = fixed
+        self._size = batch_size or store.settings.batch_size
         self._in_flight = in_flight
+        self._rows: list[Row] = []
         self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="memorepair")
         self._pending: deque[Future[list[Row]]] = deque()
 
-    def submit(self, **params: Any) -> None:
+    def add(self, row: Row) -> bool:
+        """Queue one row; True when it completed a batch, which was handed to the writers."""
+        self._rows.append(row)
+        if len(self._rows) < self._size:
+            return False
+        self._hand_over()
+        return True
+
+    def _hand_over(self) -> None:
+        rows, self._rows = self._rows, []
         while len(self._pending) >= self._in_flight:
             self._pending.popleft().result()
         self._pending.append(
-            self._pool.submit(self._store.write, self._name, **self._fixed, **params)
+            self._pool.submit(self._store.write, self._name, **self._fixed, rows=rows)
         )
-
-    def wait(self) -> None:
-        while self._pending:
-            self._pending.popleft().result()
 
     def __enter__(self) -> WriteBehind:
         return self
@@ -277,7 +294,10 @@ class WriteBehind:
     ) -> None:
         try:
             if error is None:
-                self.wait()
+                if self._rows:
+                    self._hand_over()
+                while self._pending:
+                    self._pending.popleft().result()
             else:  # the caller's error wins; the writes in flight still end
                 for pending in self._pending:
                     pending.exception()

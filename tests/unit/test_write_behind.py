@@ -42,9 +42,13 @@ class RecordingStore:
                 self.active -= 1
 
 
-def writer(store: RecordingStore, in_flight: int = 2) -> WriteBehind:
+def writer(store: RecordingStore, in_flight: int = 2, batch_size: int = 1) -> WriteBehind:
     return WriteBehind(
-        cast(Store, store), "execution/stage_successors", in_flight=in_flight, event_key="ns/ev"
+        cast(Store, store),
+        "execution/stage_successors",
+        batch_size=batch_size,
+        in_flight=in_flight,
+        event_key="ns/ev",
     )
 
 
@@ -53,7 +57,7 @@ def test_every_batch_is_written_with_at_most_in_flight_at_once(in_flight: int) -
     store = RecordingStore(delay=0.02)
     with writer(store, in_flight) as w:
         for batch in range(8):
-            w.submit(rows=[batch])
+            w.add(batch)
     assert sorted(params["rows"][0] for _, params in store.calls) == list(range(8))
     assert all(p["event_key"] == "ns/ev" for _, p in store.calls)
     assert store.max_active == in_flight
@@ -63,15 +67,15 @@ def test_one_in_flight_keeps_submission_order() -> None:
     store = RecordingStore(delay=0.01)
     with writer(store, 1) as w:
         for batch in range(6):
-            w.submit(rows=[batch])
+            w.add(batch)
     assert [params["rows"] for _, params in store.calls] == [[b] for b in range(6)]
 
 
-def test_submit_returns_while_the_batch_is_still_being_written() -> None:
+def test_add_returns_while_the_batch_is_still_being_written() -> None:
     store = RecordingStore()
     store.release.clear()  # the server "works" until the caller says so
     with writer(store) as w:
-        w.submit(rows=[0])
+        assert w.add(0)  # a full batch (of one) was handed over
         assert store.calls == []  # the caller is free to build the next batch meanwhile
         store.release.set()
     assert [p["rows"] for _, p in store.calls] == [[0]]
@@ -82,9 +86,9 @@ def test_a_failed_batch_stops_the_caller_within_in_flight_batches() -> None:
     submitted: list[int] = []
     with pytest.raises(RuntimeError, match="batch 1 refused"), writer(store) as w:
         for batch in range(10):
-            w.submit(rows=[batch])
+            w.add(batch)
             submitted.append(batch)
-    assert submitted == [0, 1, 2]  # batch 3's submit waited for batch 1 and raised
+    assert submitted == [0, 1, 2]  # adding batch 3 waited for batch 1 and raised
     assert sorted(p["rows"][0] for _, p in store.calls) == [0, 2]
 
 
@@ -92,13 +96,31 @@ def test_a_failed_last_batch_is_raised_when_the_block_ends() -> None:
     store = RecordingStore(fail_on=2)
     with pytest.raises(RuntimeError, match="batch 2 refused"), writer(store) as w:
         for batch in range(3):
-            w.submit(rows=[batch])
+            w.add(batch)
 
 
 def test_the_callers_error_wins_and_the_write_in_flight_still_ends() -> None:
     store = RecordingStore(delay=0.1)
     with pytest.raises(KeyError), writer(store) as w:
-        w.submit(rows=[0])
+        w.add(0)
         raise KeyError("operator bug")
     assert store.active == 0
     assert [p["rows"] for _, p in store.calls] == [[0]]
+
+
+def test_rows_are_batched_and_the_partial_last_batch_is_written_at_block_end() -> None:
+    store = RecordingStore()
+    handed_over = []
+    with writer(store, in_flight=1, batch_size=3) as w:
+        for row in range(7):
+            handed_over.append(w.add(row))
+    assert handed_over == [False, False, True, False, False, True, False]
+    assert [p["rows"] for _, p in store.calls] == [[0, 1, 2], [3, 4, 5], [6]]
+
+
+def test_after_the_callers_error_a_partial_batch_is_not_written() -> None:
+    store = RecordingStore()
+    with pytest.raises(KeyError), writer(store, batch_size=3) as w:
+        w.add(0)
+        raise KeyError("operator bug")
+    assert store.calls == []
