@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
+from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,9 @@ PHASES = (
 #: subgraph and the path-enumerating reach.
 RAW_CASCADE = "bench/raw_cascade"
 NAIVE_REACH = "bench/naive_reach"
+
+#: The write floor's steps, in the order they run (see ``write_floor``).
+FLOOR_STEPS = ("read", "order", "withdraw", "withdrew", "successors", "influences")
 
 
 # ---- no-op operators ------------------------------------------------------------------
@@ -246,6 +250,68 @@ class PhaseRow:
     raw: float
     seconds: dict[str, float]
     total: float
+    floor: dict[str, float]
+
+    @property
+    def floor_total(self) -> float:
+        return sum(self.floor.values())
+
+
+def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, float]:
+    """Seconds per step of the least any repair under this data model writes for a cascade.
+
+    One plain read of the cascade (nodes, inputs, out-edges); withdraw it by vid; one
+    WITHDREW edge per version from an event node; then, in topological batches of the
+    engine's batch size, a new current version per artifact with its SUPERSEDES edge and
+    its influence edges. Nothing else: no pruned reach, no candidates, selection,
+    operators, staging, validation, outcomes or crash safety. It is the yardstick the
+    100k-descendant target is read against: if these writes alone exceed the target on
+    this machine, no implementation of the versioned model can meet it here.
+    """
+    seconds: dict[str, float] = {}
+    seconds["read"], rows = _timed(partial(memory.store.read, RAW_CASCADE, keys=keys))
+    start = time.perf_counter()
+    inputs = {r["vid"]: [artifact_key(memory.ns, u) for u in r["inputs"] or ()] for r in rows}
+    keys_of = {r["vid"]: r["vid"].rpartition("@")[0] for r in rows}
+    preds: dict[str, list[str]] = {vid: [] for vid in inputs}
+    for r in rows:
+        for child in r["out"]:
+            if child in preds:
+                preds[child].append(r["vid"])
+    order = list(TopologicalSorter(preds).static_order())
+    seconds["order"] = time.perf_counter() - start
+    size = memory.settings.batch_size
+    batches = [order[i : i + size] for i in range(0, len(order), size)]
+    key = f"{memory.ns}/bench-floor-{run}"
+
+    def withdraw() -> None:
+        for vids in batches:
+            memory.store.write("bench/floor_withdraw", vids=vids)
+
+    def withdrew() -> None:
+        memory.store.write("bench/floor_event", key=key, ns=memory.ns, id=f"bench-floor-{run}")
+        for vids in batches:
+            memory.store.write("bench/floor_withdrew", key=key, vids=vids)
+
+    seconds["withdraw"], _ = _timed(withdraw)
+    seconds["withdrew"], _ = _timed(withdrew)
+    seconds["successors"] = seconds["influences"] = 0.0
+    written = edges = 0
+    for vids in batches:
+        took, rows = _timed(partial(memory.store.write, "bench/floor_successors", vids=vids))
+        seconds["successors"] += took
+        written += rows[0]["written"]
+        wanted = [{"key": keys_of[v], "keys": inputs[v]} for v in vids if inputs[v]]
+        took, rows = _timed(partial(memory.store.write, "bench/floor_influences", rows=wanted))
+        seconds["influences"] += took
+        edges += rows[0]["edges"]
+    expected = sum(len(keys) for keys in inputs.values())
+    if (written, edges) != (len(order), expected):  # a floor that skipped work would flatter
+        raise RuntimeError(
+            f"write floor wrote {written} versions and {edges} influence edges; "
+            f"expected {len(order)} and {expected}"
+        )
+    return seconds
 
 
 def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
@@ -256,11 +322,14 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
     print("barrier = the withdrawal transaction (nothing of the cascade served from its commit);")
     print("hold = the holder record after it (Withdrawn, held_by); record = the descendants'")
     print("WITHDREW edges, with the candidate and selection facts")
+    print("floor = the write floor after the engine's run in the same repeat: a plain read,")
+    print("withdraw by vid, WITHDREW edges, a new version + SUPERSEDES + influence edges per")
+    print("artifact, nothing else (write_floor); its steps on the line under each median")
     header = (
         f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
         f"{'plan':>6} {'raw':>6} "
         + " ".join(f"{p[:7]:>7}" for p in PHASES)
-        + f" {'e2e':>7} {'e2e/raw':>7}"
+        + f" {'e2e':>7} {'e2e/raw':>7} {'floor':>7} {'e2e/flr':>7}"
     )
     register_noops(base)  # the registry is shared by every namespace's MemoryStore
     print(header)
@@ -278,6 +347,7 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
             total, report = _timed(partial(memory.repair, event))
+            floor = write_floor(memory, keys, run)
             row = PhaseRow(
                 n,
                 run,
@@ -288,6 +358,7 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
                 raw,
                 dict(report.seconds),
                 total,
+                floor,
             )
             rows.append(row)
             _print_phase_row(row, import_s if run == 1 else None)
@@ -301,8 +372,11 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             _median([r.raw for r in rows]),
             {p: _median([r.seconds.get(p, float("nan")) for r in rows]) for p in PHASES},
             _median([r.total for r in rows]),
+            {step: _median([r.floor[step] for r in rows]) for step in FLOOR_STEPS},
         )
         _print_phase_row(median, None)
+        steps = ", ".join(f"{step} {median.floor[step]:.3f}" for step in FLOOR_STEPS)
+        print(f"{'':>9} floor steps (medians): {steps}")
         print(
             f"{'':>9} memory after n={n}: python peak RSS {_py_peak_mib():.0f} MiB; "
             f"server {_server_memory(memory)}"
@@ -317,7 +391,8 @@ def _print_phase_row(row: PhaseRow, import_s: float | None) -> None:
     print(
         f"{row.n:>9} {run:>3} {row.cascade:>7} {row.selected:>6} {imported} {row.reach:6.3f} "
         f"{row.plan:6.3f} {row.raw:6.3f} {phases} {row.total:7.2f} "
-        f"{row.total / row.raw if row.raw else float('nan'):7.1f}"
+        f"{row.total / row.raw if row.raw else float('nan'):7.1f} "
+        f"{row.floor_total:7.2f} {row.total / row.floor_total:7.1f}"
     )
 
 
