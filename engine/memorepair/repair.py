@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from memorepair import selection
 from memorepair.barrier import event_key, hold, withdraw_when_free
-from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
+from memorepair.candidates import Candidate, CandidateFamily, CascadeNode, build_candidates
 from memorepair.errors import EventStateError, InputError
 from memorepair.execution import Registry, stage, validate
 from memorepair.interchange import parse_event
@@ -217,8 +217,14 @@ def _family(
     )
 
 
-def _problem(family: CandidateFamily) -> tuple[selection.SelectionProblem, list[int]]:
-    """The selection problem over D+ (index map back to family indices)."""
+def selection_problem(
+    family: CandidateFamily, weight: Callable[[Candidate], float] | None = None
+) -> tuple[selection.SelectionProblem, list[int]]:
+    """The selection problem over D+ (index map back to family indices).
+
+    ``weight`` replaces the candidates' values: the BFCL bench weighs candidates by what
+    Repair-all published to bound every selection's recovery (``bench/bfcl/bound.py``).
+    """
     repairable = family.repairable
     position = {c.index: k for k, c in enumerate(repairable)}
     requires = [
@@ -227,7 +233,7 @@ def _problem(family: CandidateFamily) -> tuple[selection.SelectionProblem, list[
         if j in position and i in position
     ]
     problem = selection.SelectionProblem(
-        weights=[c.value for c in repairable],
+        weights=[weight(c) if weight else c.value for c in repairable],
         costs=[c.cost for c in repairable],
         executable=[c.executable for c in repairable],
         requires=requires,
@@ -238,7 +244,7 @@ def _problem(family: CandidateFamily) -> tuple[selection.SelectionProblem, list[
 def select(
     family: CandidateFamily, lam: float, selector: Selector, *, backend: str, threshold: int
 ) -> tuple[selection.Selection, list[int], selection.Selection]:
-    problem, back = _problem(family)
+    problem, back = selection_problem(family)
     if selector == "mincut":
         result = selection.select_mincut(problem, lam, backend=backend, threshold=threshold)
     elif selector == "greedy":

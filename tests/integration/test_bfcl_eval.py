@@ -17,6 +17,7 @@ pytest.importorskip(
 pytest.importorskip("mpmath", reason="mpmath (bench extra, used by BFCL's MathAPI) missing")
 
 from memorepair.api import MemoryStore
+from memorepair.bench.bfcl.bound import bound
 from memorepair.bench.bfcl.builder import build_memory
 from memorepair.bench.bfcl.eval import System, evaluate
 from memorepair.bench.bfcl.events import generate_events
@@ -27,8 +28,8 @@ def test_tiny_bfcl_evaluation(memory: MemoryStore) -> None:
     events = generate_events(bench, seed=7, per_type=1)
     assert sorted(e.spec.type.value for e in events) == ["correct", "delete", "migrate"]
     only = [System("none", "none"), System("all", "all"), System("mincut@0.5", "mincut", 0.5)]
-    rows = evaluate(memory, bench, events, only=only, size=24)
-    by = {(r.event, r.system): r for r in rows}
+    result = evaluate(memory, bench, events, only=only, size=24)
+    by = {(r.event, r.system): r for r in result.rows}
     assert len(by) == len(events) * len(only)
     for event in events:
         none, full, mincut = (by[event.spec.id, s.name] for s in only)
@@ -38,3 +39,15 @@ def test_tiny_bfcl_evaluation(memory: MemoryStore) -> None:
         assert full.published > 0 and full.recovered == 1.0, (event.spec.id, full)
         assert mincut.cost_norm is not None and mincut.cost_norm <= 1.0, (event.spec.id, mincut)
         assert none.published == 0 and none.recovered == 0.0
+
+    # The bound holds for the measured runs: each event's Repair-all problem is there, no
+    # selection published what Repair-all did not, and no measured mean lies above it.
+    assert sorted(c.event for c in result.closures) == sorted(e.spec.id for e in events)
+    assert result.outside == []
+    for system in only:
+        runs = [by[e.spec.id, system.name] for e in events]
+        recovered = sum(r.recovered or 0.0 for r in runs) / len(runs)
+        cost = sum(r.cost_norm or 0.0 for r in runs) / len(runs)
+        b = bound(result.closures, budget=cost, level=recovered)
+        assert recovered <= b.recovered_max + 1e-9, (system.name, recovered, b)
+        assert cost >= b.cost_min - 1e-9, (system.name, cost, b)

@@ -10,9 +10,14 @@ configured Neo4j. Four sections, each selectable with ``--only``:
                hub, so it repairs the previous repair's successors) with no-op operators.
                Reach is timed as the plan's reach query alone; the other phases are the
                engine's own ``RepairReport.seconds``; ``raw`` is one query returning the
-               cascade's nodes (with content) and influence edges, the floor the engine
-               total is compared to. ``--sizes 1e6`` (a ~540k-node cascade, ~5 min per
-               repeat plus ~3 min import) needs a bigger server heap than the default 2g:
+               cascade's nodes (with content) and influence edges, the read floor the
+               engine total is compared to; ``floor`` (``write_floor``, after the engine's
+               run in each repeat) is that read plus the least the versioned model writes:
+               withdraw by vid, a WITHDREW edge, a new version with SUPERSEDES and
+               influence edges per artifact, in topological batches; nothing else (no
+               candidates, operators, staging, outcomes or crash safety). ``--sizes 1e6``
+               (a ~540k-node cascade, ~5 min per repeat plus ~3 min import) needs a
+               bigger server heap than the default 2g:
                the barrier and the hold step are one transaction each
                (``MEMOREPAIR_HEAP=8g memorepair neo4j start``; peak 3.7 GiB used there).
 ``selection``  min-cut backends on the closure networks of ``selection_bench``: OR-tools

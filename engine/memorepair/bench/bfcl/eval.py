@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memorepair.api import MemoryStore, open_store
+from memorepair.bench.bfcl.bound import Bound, EventClosure, bound, event_closure
 from memorepair.bench.bfcl.builder import (
     CALL_EXECUTOR,
     DEFAULT_TASKS,
@@ -51,6 +52,7 @@ from memorepair.bench.bfcl.executors import BfclCall, rewrite_call_record
 from memorepair.bench.bfcl.graph import cascade, influence_children
 from memorepair.bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
 from memorepair.bench.bfcl.workload import DEFAULT_SIZE, workload
+from memorepair.candidates import CandidateFamily
 from memorepair.model import Artifact
 from memorepair.repair import RepairReport, Selector
 
@@ -139,14 +141,22 @@ def _count(report: RepairReport, outcome: str) -> int:
     return len(report.outcomes.get(outcome, []))
 
 
+@dataclass
+class Run:
+    row: Row
+    report: RepairReport
+    family: CandidateFamily | None  # Repair-all's: the plan's, read just before it
+
+
 def run_one(
     store: MemoryStore, memory: Memory, event: BenchEvent, system: System, size: int
-) -> tuple[Row, RepairReport]:
+) -> Run:
     """One (event, system) run on a freshly imported memory; ratios are filled in later."""
     start = time.perf_counter()
     store.clear()
     store.import_items(memory.items())
     spec = event.spec.model_copy(update={"ns": store.ns})
+    family = store.plan(spec, selector="all").family if system.selector == "all" else None
     report = store.repair(spec, selector=system.selector, lam=system.lam)
     fired = cascade(influence_children(memory.artifacts, memory.edges), spec.roots)
 
@@ -187,7 +197,14 @@ def run_one(
         seconds=time.perf_counter() - start,
         failures=" | ".join(f for f in failures if f)[:500],
     )
-    return row, report
+    return Run(row, report, family)
+
+
+@dataclass
+class Evaluation:
+    rows: list[Row]
+    closures: list[EventClosure]  # per event, for the recovery bound
+    outside: list[str]  # runs that published a successor Repair-all did not (voids the bound)
 
 
 def evaluate(
@@ -199,21 +216,31 @@ def evaluate(
     size: int = DEFAULT_SIZE,
     only: Sequence[System] | None = None,
     log: TextIO | None = None,
-) -> list[Row]:
+) -> Evaluation:
     """Every event under every system (``only``: these; Repair-all is always run), with
-    ratios relative to the same event's Repair-all."""
+    ratios relative to the same event's Repair-all, and each event's closure problem for
+    the recovery bound."""
     chosen = list(only) if only is not None else systems(sweep)
     if not any(s.selector == "all" for s in chosen):
         chosen.insert(0, System("all", "all"))
     prepare(store, memory, events)
-    rows: list[Row] = []
+    result = Evaluation([], [], [])
     for event in events:
         runs = [run_one(store, memory, event, s, size) for s in chosen]
-        all_row = next(r for r, _ in runs if r.selector == "all")
-        for row, _ in runs:
+        everything = next(r for r in runs if r.row.selector == "all")
+        all_row, recovered = everything.row, set(everything.report.published)
+        assert everything.family is not None
+        closure = event_closure(all_row.event, everything.family, recovered, all_row.cost)
+        if closure is not None:
+            result.closures.append(closure)
+        for run in runs:
+            row = run.row
+            extra = sorted(set(run.report.published) - recovered)
+            if extra:
+                result.outside.append(f"{row.event} {row.system}: {extra[:3]}")
             row.recovered = ratio(row.published, all_row.published)
             row.cost_norm = ratio(row.cost, all_row.cost)
-            rows.append(row)
+            result.rows.append(row)
             if log is not None:
                 print(
                     f"  {row.event:<18} {row.system:<12} published {row.published:>3}"
@@ -222,7 +249,7 @@ def evaluate(
                     file=log,
                     flush=True,
                 )
-    return rows
+    return result
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -325,6 +352,27 @@ def frontier(summary: Sequence[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def bound_lines(closures: Sequence[EventClosure], outside: Sequence[str]) -> list[str]:
+    """The target against every predecessor-closed selection, not just the λ run."""
+    if not closures:
+        return []
+    if outside:  # a selection published what Repair-all did not: the bound's premise fails
+        return [f"  no bound: runs published successors Repair-all did not: {outside[:3]}"]
+    b: Bound = bound(closures, TARGET_COST, TARGET_RECOVERED)
+    verdict = (
+        "out of reach for any selection on this memory at these values and costs"
+        if b.recovered_max < TARGET_RECOVERED
+        else "not ruled out by the bound"
+    )
+    return [
+        f"  bound over every predecessor-closed selection ({b.events} events, any selector, "
+        f"any λ per event; Lagrangian, bench/bfcl/bound.py):",
+        f"    recovered <= {b.recovered_max:.3f} at mean cost_norm <= {b.budget:g}; "
+        f"cost_norm >= {b.cost_min:.3f} at mean recovered >= {b.level:g}",
+        f"    target {verdict}",
+    ]
+
+
 def write_csv(rows: Sequence[Row], path: Path) -> None:
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
@@ -413,7 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     with open_store(ns=args.ns) as store:
         store.apply_schema()  # idempotent; a fresh server has none
         try:
-            rows = evaluate(
+            result = evaluate(
                 store,
                 memory,
                 events,
@@ -423,11 +471,11 @@ def main(argv: list[str] | None = None) -> int:
             )
         finally:
             store.clear()
-    summary = summarise(rows)
+    summary = summarise(result.rows)
     print(format_table(summary))
-    for line in frontier(summary):
+    for line in frontier(summary) + bound_lines(result.closures, result.outside):
         print(line)
-    write_csv(rows, args.out / "results.csv")
+    write_csv(result.rows, args.out / "results.csv")
     write_summary(summary, args.out / "summary.csv")
     plot(summary, args.out / "cost_vs_recovered.png")
     print(

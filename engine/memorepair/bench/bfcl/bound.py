@@ -1,0 +1,104 @@
+"""An upper bound on what any selection can recover within a cost budget (issue 5's target).
+
+The harness measures min-cut at a few λ. Whether recovered >= 0.95 at cost_norm <= 0.6 is
+reachable at all on this memory is a different question: it asks about every
+predecessor-closed selection, under any selector and any λ, even one λ per event.
+Lagrangian duality answers it with the engine's own exact selector.
+
+Per event e, with R_e the successors Repair-all published and C_e its operator cost, a
+closed selection S recovers r_e(S) <= |S ∩ R_e| / |R_e| (it publishes only successors it
+selects, and only ones Repair-all publishes too: see ``Evaluation.outside``) at
+cn_e(S) = Σ_{i∈S} c_i / C_e. For any multiplier μ >= 0 and selections whose mean cn is
+at most B:
+
+    mean r  <=  mean_e max_S (r_e(S) - μ·cn_e(S))  +  μ·B  =:  M(μ) + μ·B
+
+and the inner max is one max-weight closure (weights 1/|R_e| on R_e, costs c_i/C_e, λ=μ),
+solved exactly by ``select_sweep``. Every μ gives a valid bound; the smallest over a
+grid is reported. The same M(μ) bounds the cost from below at a recovery level L:
+mean cn >= (L - M(μ)) / μ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memorepair import selection
+from memorepair.candidates import CandidateFamily
+from memorepair.repair import selection_problem
+
+#: Multipliers tried: 0 and a log grid wide enough for costs and recoveries in [0, 1].
+MULTIPLIERS: tuple[float, ...] = (0.0, *np.geomspace(1e-3, 1e3, 481).tolist())
+
+
+@dataclass(frozen=True)
+class EventClosure:
+    """One event's selection problem weighted by Repair-all's outcome."""
+
+    event: str
+    problem: selection.SelectionProblem
+
+
+def event_closure(
+    event: str, family: CandidateFamily, published: Collection[str], cost_all: float
+) -> EventClosure | None:
+    """The event's problem with weights 1/|R| on Repair-all's published successors and
+    costs normalised by Repair-all's cost; None when either is empty (the event has no
+    recovered or cost_norm figure, and the harness's means skip it too)."""
+    recovered = set(published)
+    if not recovered or cost_all <= 0:
+        return None
+    problem, _ = selection_problem(
+        family, weight=lambda c: 1.0 / len(recovered) if c.uid in recovered else 0.0
+    )
+    costs = [c / cost_all for c in problem.costs]
+    return EventClosure(
+        event,
+        selection.SelectionProblem(problem.weights, costs, problem.executable, problem.requires),
+    )
+
+
+@dataclass(frozen=True)
+class Bound:
+    recovered_max: float  # no mean recovery above this at mean cost_norm <= budget
+    budget: float
+    cost_min: float  # no mean cost_norm below this at mean recovery >= level
+    level: float
+    events: int
+
+
+def _best(closure: EventClosure, multipliers: Sequence[float]) -> list[float]:
+    """max_S (r(S) - μ·cn(S)) per μ, rounded up by the selector's profit resolution."""
+    out = []
+    n = len(closure.problem.weights)
+    for mu, chosen in zip(
+        multipliers, selection.select_sweep(closure.problem, multipliers), strict=True
+    ):
+        _, exponent = selection.scaled_profits(closure.problem, mu)
+        out.append(chosen.objective + n * 10.0**-exponent)  # ties below 10**-k, n of them
+    return out
+
+
+def bound(
+    closures: Sequence[EventClosure],
+    budget: float,
+    level: float,
+    multipliers: Sequence[float] = MULTIPLIERS,
+) -> Bound:
+    """The Lagrangian bounds over the events' mean recovery and mean cost_norm."""
+    per_event = np.array([_best(c, multipliers) for c in closures])
+    mean = per_event.mean(axis=0)  # M(μ)
+    mus = np.asarray(multipliers)
+    recovered_max = float(np.min(mean + mus * budget))
+    positive = mus > 0
+    cost_min = float(np.max((level - mean[positive]) / mus[positive], initial=0.0))
+    return Bound(
+        recovered_max=min(recovered_max, 1.0),
+        budget=budget,
+        cost_min=max(cost_min, 0.0),
+        level=level,
+        events=len(closures),
+    )
