@@ -274,12 +274,12 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
     this machine, no implementation of the versioned model can meet it here.
     """
     seconds: dict[str, float] = {}
-    seconds["read"], rows = _timed(partial(memory.store.read, RAW_CASCADE, keys=keys))
+    seconds["read"], cascade = _timed(partial(memory.store.read, RAW_CASCADE, keys=keys))
     start = time.perf_counter()
-    inputs = {r["vid"]: [artifact_key(memory.ns, u) for u in r["inputs"] or ()] for r in rows}
-    keys_of = {r["vid"]: r["vid"].rpartition("@")[0] for r in rows}
+    inputs = {r["vid"]: [artifact_key(memory.ns, u) for u in r["inputs"] or ()] for r in cascade}
+    keys_of = {r["vid"]: r["vid"].rpartition("@")[0] for r in cascade}
     preds: dict[str, list[str]] = {vid: [] for vid in inputs}
-    for r in rows:
+    for r in cascade:
         for child in r["out"]:
             if child in preds:
                 preds[child].append(r["vid"])
@@ -310,7 +310,7 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
         took, rows = _timed(partial(memory.store.write, "bench/floor_influences", rows=wanted))
         seconds["influences"] += took
         edges += rows[0]["edges"]
-    expected = sum(len(keys) for keys in inputs.values())
+    expected = sum(len(used) for used in inputs.values())
     if (written, edges) != (len(order), expected):  # a floor that skipped work would flatter
         raise RuntimeError(
             f"write floor wrote {written} versions and {edges} influence edges; "

@@ -71,15 +71,17 @@ class Bound:
 
 
 def _best(closure: EventClosure, multipliers: Sequence[float]) -> list[float]:
-    """max_S (r(S) - μ·cn(S)) per μ, rounded up by the selector's profit resolution."""
-    out = []
-    n = len(closure.problem.weights)
-    for mu, chosen in zip(
-        multipliers, selection.select_sweep(closure.problem, multipliers), strict=True
-    ):
-        _, exponent = selection.scaled_profits(closure.problem, mu)
-        out.append(chosen.objective + n * 10.0**-exponent)  # ties below 10**-k, n of them
-    return out
+    """max_S (r(S) - μ·cn(S)) per μ, rounded up by the selector's profit resolution.
+
+    The selector compares profits rounded to 10**-k, so its optimum may fall short of the
+    true one by n·10**-k. k shrinks as Σ|w - μc| grows, which is convex in μ: its largest
+    value on the grid is at an end, so the coarser k of the two ends is safe for every μ.
+    """
+    problem = closure.problem
+    ends = (min(multipliers), max(multipliers))
+    coarsest = min(selection.scaled_profits(problem, mu)[1] for mu in ends)
+    slack = len(problem.weights) * 10.0**-coarsest
+    return [chosen.objective + slack for chosen in selection.select_sweep(problem, multipliers)]
 
 
 def bound(
