@@ -16,10 +16,11 @@ configured Neo4j. Four sections, each selectable with ``--only``:
                withdraw by vid, a WITHDREW edge, a new version with SUPERSEDES and
                influence edges per artifact, in topological batches; nothing else (no
                candidates, operators, staging, outcomes or crash safety). ``--sizes 1e6``
-               (a ~540k-node cascade, ~5 min per repeat plus ~3 min import) needs a
-               bigger server heap than the default 2g:
-               the barrier and the hold step are one transaction each
-               (``MEMOREPAIR_HEAP=8g memorepair neo4j start``; peak 3.7 GiB used there).
+               (a ~540k-node cascade, ~8 min per repeat with the floor plus ~3 min import)
+               needs a bigger server heap than the default 2g: the barrier and the hold
+               step are one transaction each (``MEMOREPAIR_HEAP=8g memorepair neo4j start``; up to
+               5.7 GiB seen in use). With a 4g page cache, the shutdown checkpoint after
+               such a run took longer than the default ``MEMOREPAIR_STOP_TIMEOUT_S`` (300).
 ``selection``  min-cut backends on the closure networks of ``selection_bench``: OR-tools
                (large-graph backend), igraph and networkx; igraph and networkx run in a child
                process killed at ``--solver-cap`` seconds.
