@@ -43,7 +43,6 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +50,7 @@ from memorepair import selection as sel
 from memorepair.api import MemoryStore, open_store
 from memorepair.bench import selection_bench
 from memorepair.errors import DatabaseError
+from memorepair.graphs import topological
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
 
@@ -279,12 +279,10 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
     start = time.perf_counter()
     inputs = {r["vid"]: [artifact_key(memory.ns, u) for u in r["inputs"] or ()] for r in cascade}
     keys_of = {r["vid"]: r["vid"].rpartition("@")[0] for r in cascade}
-    preds: dict[str, list[str]] = {vid: [] for vid in inputs}
-    for r in cascade:
-        for child in r["out"]:
-            if child in preds:
-                preds[child].append(r["vid"])
-    order = list(TopologicalSorter(preds).static_order())
+    links = [(r["vid"], child) for r in cascade for child in r["out"]]
+    order, cyclic = topological(list(inputs), links)
+    if cyclic:
+        raise RuntimeError(f"write floor: {len(cyclic)} cascade versions lie on a cycle")
     seconds["order"] = time.perf_counter() - start
     size = memory.settings.batch_size
     batches = [order[i : i + size] for i in range(0, len(order), size)]
