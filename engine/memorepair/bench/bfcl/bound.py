@@ -22,7 +22,7 @@ mean cn >= (L - M(μ)) / μ.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -54,11 +54,7 @@ def event_closure(
     problem, _ = selection_problem(
         family, weight=lambda c: 1.0 / len(recovered) if c.uid in recovered else 0.0
     )
-    costs = [c / cost_all for c in problem.costs]
-    return EventClosure(
-        event,
-        selection.SelectionProblem(problem.weights, costs, problem.executable, problem.requires),
-    )
+    return EventClosure(event, replace(problem, costs=[c / cost_all for c in problem.costs]))
 
 
 @dataclass(frozen=True)
