@@ -320,6 +320,7 @@ class LocalServer:
                 ADMIN_TOOL,
                 "dbms",
                 "set-initial-password",
+                "--",  # a password may start with '-' (token_urlsafe: 1 in 64)
                 self.password(),
             ],
             capture_output=True,

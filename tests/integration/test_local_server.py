@@ -68,3 +68,17 @@ def test_start_query_stop_leaves_nothing_behind(private: Settings) -> None:
     assert not server.status().running
     assert not Path(f"/proc/{status.pid}").exists()
     assert not server.stop()  # stopping twice is harmless
+
+
+def test_a_password_starting_with_a_dash_is_set_not_read_as_an_option(private: Settings) -> None:
+    # Generated passwords are token_urlsafe: one in 64 starts with '-', which the admin
+    # tool read as an unknown option (it printed its usage and start failed).
+    server = LocalServer(private)
+    server.password_file.parent.mkdir(parents=True, exist_ok=True)
+    server.password_file.write_text("-Xdash-first-password-0123\n", encoding="utf-8")
+    server.start()
+    try:
+        with Store.connect(private) as store:
+            assert store.driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
+    finally:
+        assert server.stop()
