@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memorepair import audit, recording, repair
+from memorepair import audit, queries, recording, repair
 from memorepair.codec import artifact_from_row
 from memorepair.errors import InputError
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
@@ -31,6 +31,13 @@ from memorepair.operators.registry import OperatorRegistry, load_registry
 from memorepair.repair import Plan, Progress, RepairReport, Selector
 from memorepair.settings import Settings, load_settings
 from memorepair.store import Store
+
+CLEAR_NAMESPACE = queries.named("store/clear_namespace")
+COUNT_BY_VISIBILITY = queries.named("store/count_by_visibility")
+EXPORT_LIVE = queries.named("store/export_live")
+RETRIEVE = queries.named("serving/retrieve")
+RETRIEVE_RELATED = queries.named("serving/retrieve_related")
+RETRIEVE_UID = queries.named("serving/retrieve_uid")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
@@ -62,7 +69,7 @@ class MemoryStore:
 
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
-        self.store.autocommit("store/clear_namespace", ns=self.ns)
+        self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
     def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
         """Record one artifact with its inputs; withdrawn at once if its support is."""
@@ -92,7 +99,7 @@ class MemoryStore:
 
     def export_file(self, path: Path) -> int:
         """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
-        rows = self.store.read("store/export_live", ns=self.ns)
+        rows = self.store.read(EXPORT_LIVE, ns=self.ns)
         artifacts = []
         related = []
         for row in rows:
@@ -175,20 +182,16 @@ class MemoryStore:
         if related:
             if uid is None:
                 raise InputError("related retrieval needs a uid")
-            rows = self.store.read(
-                "serving/retrieve_related", key=artifact_key(self.ns, uid), limit=limit
-            )
+            rows = self.store.read(RETRIEVE_RELATED, key=artifact_key(self.ns, uid), limit=limit)
         elif uid is not None:
-            rows = self.store.read("serving/retrieve_uid", key=artifact_key(self.ns, uid))
+            rows = self.store.read(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.read(
-                "serving/retrieve", ns=self.ns, kind=kind, text=text, limit=limit
-            )
+            rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        rows = self.store.read("store/count_by_visibility", ns=self.ns)
+        rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
         return {k: int(v or 0) for k, v in rows[0].items()}
 
     def audit_events(self) -> list[dict[str, Any]]:

@@ -27,10 +27,25 @@ import json
 import time
 from dataclasses import dataclass
 
+from memorepair import queries
 from memorepair.codec import canonical_json
 from memorepair.errors import CascadeBusyError, UnknownArtifactError
 from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
 from memorepair.store import Store, Tx
+
+COUNT_UNHELD = queries.named("barrier/count_unheld")
+COUNT_UNWITHDRAWN = queries.named("barrier/count_unwithdrawn")
+HOLD_CASCADE = queries.named("barrier/hold_cascade")
+LINK_ROOTS = queries.named("barrier/link_roots")
+LOCK_HEADS = queries.named("store/lock_heads")
+MARK_HELD = queries.named("barrier/mark_held")
+MAX_VERSIONS = queries.named("execution/max_versions")
+OPEN_HOLDERS = queries.named("barrier/open_holders")
+REPLACE_ROOTS = queries.named("barrier/replace_roots")
+SET_PHASE = queries.named("events/set_phase")
+UNHELD_EVENTS = queries.named("barrier/unheld_events")
+WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
+WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
 
 
 @dataclass(frozen=True)
@@ -75,7 +90,7 @@ def withdraw_when_free(
 def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     ns, key = spec.ns, event_key(spec.ns, spec.id)
     root_keys = [artifact_key(ns, uid) for uid in spec.roots]
-    roots = {row["key"]: row for row in tx.run("store/lock_heads", keys=root_keys)}
+    roots = {row["key"]: row for row in tx.run(LOCK_HEADS, keys=root_keys)}
     missing = [uid for uid, k in zip(spec.roots, root_keys, strict=True) if k not in roots]
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
@@ -88,25 +103,23 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     while True:
         rounds += 1
         if cascade:
-            (result,) = tx.run(
-                "barrier/withdraw_cascade", event_key=key, keys=root_keys, first=rounds == 1
-            )
+            (result,) = tx.run(WITHDRAW_CASCADE, event_key=key, keys=root_keys, first=rounds == 1)
             _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
         else:
-            (result,) = tx.run("barrier/withdraw_roots", event_key=key, keys=root_keys)
+            (result,) = tx.run(WITHDRAW_ROOTS, event_key=key, keys=root_keys)
         _refuse_if_busy(tx, spec, result["holders"])
         withdrawn = int(result["withdrawn"])
         if not cascade:
             break
-        (check,) = tx.run("barrier/count_unwithdrawn", event_key=key, keys=root_keys)
+        (check,) = tx.run(COUNT_UNWITHDRAWN, event_key=key, keys=root_keys)
         if check["unwithdrawn"] == 0:
             break
     if cascade:
-        tx.run("barrier/link_roots", event_key=key, keys=root_keys)
+        tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
     if spec.type is not EventType.DELETE:
         _replace_roots(tx, spec, roots)
     tx.run(
-        "events/set_phase",
+        SET_PHASE,
         key=key,
         phase="withdrawn",
         status="open",
@@ -119,7 +132,7 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run("barrier/open_holders", keys=sorted(holders))
+    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders))
     if busy:
         names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
         raise CascadeBusyError(
@@ -132,7 +145,7 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run("barrier/unheld_events", event_key=event_key(spec.ns, spec.id))
+    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id))
     names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
     raise CascadeBusyError(
         f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
@@ -153,11 +166,11 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
 
     def work(tx: Tx) -> None:
         while True:
-            tx.run("barrier/hold_cascade", event_key=key)
-            (check,) = tx.run("barrier/count_unheld", event_key=key)
+            tx.run(HOLD_CASCADE, event_key=key)
+            (check,) = tx.run(COUNT_UNHELD, event_key=key)
             if check["unheld"] == 0:
                 break
-        tx.run("barrier/mark_held", event_key=key)
+        tx.run(MARK_HELD, event_key=key)
 
     store.transaction(work)
 
@@ -165,9 +178,7 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
 def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
     ns = spec.ns
     keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {
-        row["key"]: int(row["version"]) for row in tx.run("execution/max_versions", keys=keys)
-    }
+    latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
     rows = []
     for uid in spec.roots:
         k = artifact_key(ns, uid)
@@ -194,4 +205,4 @@ def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, obj
                 "recipe": recipe,
             }
         )
-    tx.run("barrier/replace_roots", event_key=event_key(ns, spec.id), rows=rows)
+    tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

@@ -6,7 +6,6 @@ bad input); `--debug` shows the trace. Every command that prints data takes `--j
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import time
@@ -17,9 +16,12 @@ from typing import Any
 
 import click
 
+from memorepair import queries
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.repair import Selector
 from memorepair.settings import Settings, load_settings
+
+OPEN_EVENTS = queries.named("events/open_events")
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -333,7 +335,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     """Artifacts by visibility and the open (unfinished) events of the namespace."""
     with _memory(ctx) as memory:
         counts = memory.counts()
-        open_events = memory.store.read("events/open_events", ns=memory.ns)
+        open_events = memory.store.read(OPEN_EVENTS, ns=memory.ns)
         data = {
             "namespace": memory.ns,
             "server": memory.store.uri,
@@ -499,7 +501,7 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
         sys.exit(4)
 
 
-# ---- the demo and the benchmarks ---------------------------------------------------------
+# ---- the demo ----------------------------------------------------------------------------
 @cli.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
 @JSON_OPTION
@@ -560,38 +562,6 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     _emit(data, as_json, human)
     if stale:
         sys.exit(4)
-
-
-@cli.group()
-def bench() -> None:
-    """Benchmarks and the evaluation: they print figures (nothing here is a test)."""
-
-
-#: The benchmarks parse their own options (argparse), `-h` included: click passes all on.
-_PASS_THROUGH = {"ignore_unknown_options": True, "help_option_names": []}
-
-
-@bench.command("perf", context_settings=_PASS_THROUGH)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def bench_perf(args: tuple[str, ...]) -> None:
-    """Per-phase timings on synthetic memories and side-by-side ratios (`bench perf -h`)."""
-    sys.exit(_bench_main("memorepair.bench.perf", args))
-
-
-@bench.command("eval", context_settings=_PASS_THROUGH)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def bench_eval(args: tuple[str, ...]) -> None:
-    """The paper's table on BFCL tool-use data (needs `make eval`'s extra; `bench eval -h`)."""
-    sys.exit(_bench_main("memorepair.bench.bfcl.eval", args))
-
-
-def _bench_main(module: str, args: tuple[str, ...]) -> int:
-    """Benchmarks load lazily: the evaluation needs the optional `bench` extra."""
-    try:
-        entry = importlib.import_module(module).main
-    except ImportError as exc:
-        raise InputError(f"{module} needs the bench extra ({exc}); run `make eval`") from exc
-    return int(entry(list(args)))
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
+from memorepair import queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json
 from memorepair.graphs import topological
@@ -33,6 +34,13 @@ from memorepair.operators.base import (
     Validation,
 )
 from memorepair.store import Store, WriteBehind
+
+READ_HEADS = queries.named("execution/read_heads")
+READ_INPUT_VERSIONS = queries.named("execution/read_input_versions")
+READ_VERSIONS = queries.named("execution/read_versions")
+RECORD_VALIDATION = queries.named("execution/record_validation")
+STAGED_SUCCESSORS = queries.named("execution/staged_successors")
+STAGE_SUCCESSORS = queries.named("execution/stage_successors")
 
 Progress = Callable[[str, int, int], None]
 
@@ -75,7 +83,7 @@ class _Versions:
 def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
     """The versions being repaired, with the input versions each used and its latest number."""
     found = _Versions({}, {}, {})
-    for batch in store.read_batches("execution/read_versions", "vids", vids):
+    for batch in store.read_batches(READ_VERSIONS, "vids", vids):
         for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found.artifacts[artifact.vid] = artifact
@@ -86,7 +94,7 @@ def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
 
 def _read_inputs(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
     found: dict[str, Artifact] = {}
-    for batch in store.read_batches("execution/read_input_versions", "vids", vids):
+    for batch in store.read_batches(READ_INPUT_VERSIONS, "vids", vids):
         for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found[artifact.vid] = artifact
@@ -110,15 +118,13 @@ def stage(
     candidates = [family.candidates[i] for i in order]
     previous = {
         row["old_vid"]: {**row["artifact"], "published": row["published"]}
-        for row in store.read("execution/staged_successors", event_key=key)
+        for row in store.read(STAGED_SUCCESSORS, event_key=key)
     }
     repaired = _read_versions(store, [c.vid for c in candidates])
     old, latest = repaired.artifacts, repaired.latest
     outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
     heads: dict[str, Artifact] = {}
-    for batch in store.read_batches(
-        "execution/read_heads", "keys", [artifact_key(ns, u) for u in outside]
-    ):
+    for batch in store.read_batches(READ_HEADS, "keys", [artifact_key(ns, u) for u in outside]):
         for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             heads[artifact.uid] = artifact
@@ -138,7 +144,7 @@ def stage(
     attempts: list[Attempt] = []
     # Staging writes run behind the builds (two batches in flight): the server stages batches
     # k-1 and k while operators build k+1. The with-block ends once every batch committed.
-    with WriteBehind(store, "execution/stage_successors", event_key=key) as writer:
+    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key) as writer:
         for done, candidate in enumerate(candidates, start=1):
             artifact = old[candidate.vid]
             ctx = _context(
@@ -168,7 +174,7 @@ def validate(
 ) -> list[Attempt]:
     """Run each operator's validation on its staged successor and record the verdicts."""
     checked: list[Attempt] = []
-    with WriteBehind(store, "execution/record_validation") as writer:
+    with WriteBehind(store, RECORD_VALIDATION) as writer:
         for done, attempt in enumerate(attempts, start=1):
             if attempt.successor is None or attempt.context is None:
                 checked.append(attempt)

@@ -16,10 +16,17 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from memorepair import queries
 from memorepair.candidates import CandidateFamily
 from memorepair.execution import Attempt
 from memorepair.model import EventType, Mode, RepairEventSpec, artifact_key
 from memorepair.store import Store, Tx
+
+CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
+DISCARD_STAGED = queries.named("publication/discard_staged")
+LOCK_INPUTS = queries.named("publication/lock_inputs")
+PUBLISH_SUCCESSORS = queries.named("publication/publish_successors")
+SET_PHASE = queries.named("events/set_phase")
 
 OUTCOMES = (
     "published",
@@ -116,9 +123,7 @@ def publish(
             uids.sort()
     closing = _closing_rows(spec, family, outcomes)
     for start in range(0, len(closing), size):
-        store.write(
-            "publication/close_withdrawn", event_key=key, rows=closing[start : start + size]
-        )
+        store.write(CLOSE_WITHDRAWN, event_key=key, rows=closing[start : start + size])
     live = {a.vid for a in published}
     discarded = [a.vid for a in attempts if a.successor is not None and a.vid not in live]
     counts = {o: len(uids) for o, uids in outcomes.sets.items()}
@@ -126,13 +131,13 @@ def publish(
     def complete(tx: Tx) -> None:
         for start in range(0, len(discarded), size):
             tx.run(
-                "publication/discard_staged",
+                DISCARD_STAGED,
                 event_key=key,
                 vids=discarded[start : start + size],
                 reason="not republished (failed, blocked or input withdrawn)",
             )
         tx.run(
-            "events/set_phase",
+            SET_PHASE,
             key=key,
             phase="published",
             status="completed",
@@ -150,7 +155,7 @@ def _publish_batch(
     key = f"{spec.ns}/{spec.id}"
     kept = _drop_withdrawn_inputs(tx, spec, batch, outcomes, dropped)
     tx.run(
-        "publication/publish_successors",
+        PUBLISH_SUCCESSORS,
         event_key=key,
         rows=[
             {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
@@ -184,7 +189,7 @@ def _drop_withdrawn_inputs(
     own = {a.candidate.uid for a in batch}
     retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
     keys = [artifact_key(spec.ns, u) for u in retained]
-    served = set(tx.run("publication/lock_inputs", keys=keys)[0]["live"])
+    served = set(tx.run(LOCK_INPUTS, keys=keys)[0]["live"])
     gone = {u for u in retained if u not in served}
     kept: list[Attempt] = []
     lost_here: dict[str, list[str]] = {}

@@ -16,11 +16,18 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from memorepair import queries
 from memorepair.codec import canonical_json
 from memorepair.errors import DatabaseError, InputError, UnknownArtifactError
 from memorepair.interchange import Memory, influence_order
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import Store, Tx
+
+CREATE_ARTIFACTS = queries.named("store/create_artifacts")
+CREATE_RELATED = queries.named("store/create_related")
+DELETE_VERSIONS = queries.named("store/delete_versions")
+HEADS = queries.named("store/heads")
+LOCK_HEADS = queries.named("store/lock_heads")
 
 
 @dataclass
@@ -60,7 +67,7 @@ def import_memory(
     referenced |= {u for e in memory.edges for u in (e.src, e.dst)}
     heads = {
         row["uid"]: row
-        for row in store.read("store/heads", keys=[artifact_key(ns, u) for u in sorted(referenced)])
+        for row in store.read(HEADS, keys=[artifact_key(ns, u) for u in sorted(referenced)])
     }
     for uid in sorted(file_uids & set(heads)):
         head = heads[uid]
@@ -93,14 +100,12 @@ def import_memory(
             for r in a.related
         ]
         for start in range(0, len(related), settings.batch_size):
-            store.write("store/create_related", rows=related[start : start + settings.batch_size])
+            store.write(CREATE_RELATED, rows=related[start : start + settings.batch_size])
         report.related = len(related)
     except DatabaseError:
         if written:  # nothing half-imported: take back the batches that did commit
             for start in range(0, len(written), settings.batch_size):
-                store.write(
-                    "store/delete_versions", vids=written[start : start + settings.batch_size]
-                )
+                store.write(DELETE_VERSIONS, vids=written[start : start + settings.batch_size])
         raise
     return report
 
@@ -115,7 +120,7 @@ def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
             f"MEMOREPAIR_MAX_CONTENT_BYTES={store.settings.max_content_bytes}"
         )
     keys = [artifact_key(ns, u) for u in [artifact.uid, *artifact.inputs]]
-    heads = {row["uid"]: row for row in store.read("store/heads", keys=keys)}
+    heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
     if artifact.uid in heads:
         raise InputError(
             f"artifact {artifact.uid!r} already exists; change it with a 'correct' event or use "
@@ -134,7 +139,7 @@ def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
 def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
-    locked = tx.run("store/lock_heads", keys=[artifact_key(ns, u) for u in outside])
+    locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
     state: dict[str, tuple[bool, str | None]] = {
         row["uid"]: (bool(row["live"]), row["held_by"]) for row in locked
     }
@@ -166,7 +171,7 @@ def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str,
                 "held_by": held_by,
             }
         )
-    tx.run("store/create_artifacts", ns=ns, rows=rows)
+    tx.run(CREATE_ARTIFACTS, ns=ns, rows=rows)
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
     ]

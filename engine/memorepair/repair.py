@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from memorepair import selection
+from memorepair import queries, selection
 from memorepair.barrier import event_key, hold, withdraw_when_free
 from memorepair.candidates import Candidate, CandidateFamily, CascadeNode, build_candidates
 from memorepair.errors import EventStateError, InputError
@@ -41,6 +41,17 @@ from memorepair.model import (
 )
 from memorepair.publication import Outcomes, publish
 from memorepair.store import Store
+
+CASCADE_NODES = queries.named("candidates/cascade_nodes")
+CREATE_EVENT = queries.named("events/create_event")
+EVENT_SELECTED = queries.named("audit/event_selected")
+EVENT_SETS = queries.named("audit/event_sets")
+GET_EVENT = queries.named("events/get_event")
+OPEN_EVENTS = queries.named("events/open_events")
+PLAN_CASCADE = queries.named("candidates/plan_cascade")
+RECORD_CANDIDATES = queries.named("events/record_candidates")
+SERVED_INPUTS = queries.named("candidates/served_inputs")
+SET_PHASE = queries.named("events/set_phase")
 
 Selector = Literal["mincut", "greedy", "all", "none"]
 PHASES = ("created", "withdrawn", "candidates", "selected", "staged", "validated", "published")
@@ -189,7 +200,7 @@ def _family(
     size = store.settings.batch_size
     for start in range(0, len(outside), size):
         keys = [artifact_key(spec.ns, u) for u in outside[start : start + size]]
-        live.update(store.read("candidates/served_inputs", keys=keys)[0]["live"])
+        live.update(store.read(SERVED_INPUTS, keys=keys)[0]["live"])
     served = {u: u in live for u in outside}
 
     def available(mode: Mode, node: CascadeNode) -> bool:
@@ -293,7 +304,7 @@ def _plan(
 ) -> Plan:
     lam = checked_lam(lam)
     keys = [artifact_key(spec.ns, u) for u in spec.roots]
-    rows = store.read("candidates/plan_cascade", keys=keys)[0]["rows"]
+    rows = store.read(PLAN_CASCADE, keys=keys)[0]["rows"]
     found = {r["uid"] for r in rows if r["root"]}
     missing = [u for u in spec.roots if u not in found]
     if missing:
@@ -345,7 +356,7 @@ def _run(
     key = event_key(spec.ns, spec.id)
     seconds: dict[str, float] = {}
     created = store.write(
-        "events/create_event",
+        CREATE_EVENT,
         key=key,
         ns=spec.ns,
         id=spec.id,
@@ -378,9 +389,7 @@ def _run(
 
     def mark(name: str, figures: Mapping[str, Any] | None = None) -> None:
         nonlocal phase
-        store.write(
-            "events/set_phase", key=key, phase=name, status="open", figures=dict(figures or {})
-        )
+        store.write(SET_PHASE, key=key, phase=name, status="open", figures=dict(figures or {}))
         phase = name
         _pause_if_asked(settings.state_dir, spec.id, name)
 
@@ -391,7 +400,7 @@ def _run(
             withdraw_when_free(store, spec, cascade=cascade)
         except InputError as exc:  # nothing was withdrawn; the id may be used again
             store.write(
-                "events/set_phase",
+                SET_PHASE,
                 key=key,
                 phase="created",
                 status="failed",
@@ -411,7 +420,7 @@ def _run(
 
     clock = time.perf_counter()
     root_keys = [artifact_key(spec.ns, u) for u in spec.roots]
-    rows = store.read("candidates/cascade_nodes", event_key=key, keys=root_keys)[0]["rows"]
+    rows = store.read(CASCADE_NODES, event_key=key, keys=root_keys)[0]["rows"]
     family = _family(store, registry, spec, rows)
     seconds["candidates"] = time.perf_counter() - clock
     result, chosen, repair_all = select(
@@ -445,7 +454,7 @@ def _run(
         ]
         for start in range(0, len(candidate_rows), settings.batch_size):
             store.write(
-                "events/record_candidates",
+                RECORD_CANDIDATES,
                 event_key=key,
                 rows=candidate_rows[start : start + settings.batch_size],
             )
@@ -556,14 +565,14 @@ def report_of(
 ) -> RepairReport:
     """Rebuild a completed event's report from the graph (the audit trail is the truth)."""
     key = event_key(ns, event_id)
-    events = store.read("events/get_event", key=key)
+    events = store.read(GET_EVENT, key=key)
     if not events:
         raise InputError(f"no event {event_id!r} in namespace {ns!r}")
     event = events[0]["event"]
-    rows = store.read("audit/event_sets", ns=ns, event=event_id)
+    rows = store.read(EVENT_SETS, ns=ns, event=event_id)
     outcomes = {row["outcome"]: sorted(a["uid"] for a in row["artifacts"]) for row in rows}
     details = {a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")}
-    selected = sorted(store.read("audit/event_selected", ns=ns, event=event_id)[0]["uids"])
+    selected = sorted(store.read(EVENT_SELECTED, ns=ns, event=event_id)[0]["uids"])
     return RepairReport(
         event=event_id,
         type=event["type"],
@@ -595,13 +604,13 @@ def resume(
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first)."""
     if event_id is not None:
-        found = store.read("events/get_event", key=event_key(ns, event_id))
+        found = store.read(GET_EVENT, key=event_key(ns, event_id))
         if not found:
             raise InputError(f"no event {event_id!r} in namespace {ns!r}")
         events = [found[0]["event"]]
     else:
-        ids = [row["id"] for row in store.read("events/open_events", ns=ns)]
-        events = [store.read("events/get_event", key=event_key(ns, i))[0]["event"] for i in ids]
+        ids = [row["id"] for row in store.read(OPEN_EVENTS, ns=ns)]
+        events = [store.read(GET_EVENT, key=event_key(ns, i))[0]["event"] for i in ids]
     reports = []
     for event in events:
         spec = parse_event(event["spec"], f"event {event['id']} as recorded")

@@ -11,12 +11,12 @@ from unittest import mock
 import igraph as ig
 import numpy as np
 import pytest
+from bench import selection_bench
+from bench.selection_bench import cascade_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memorepair import selection
-from memorepair.bench import selection_bench
-from memorepair.bench.selection_bench import cascade_problem
 from memorepair.selection import (
     BACKENDS,
     Selection,

@@ -33,7 +33,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from memorepair.bench.bfcl.backends import render_output, rewrite_call
+from bench.bfcl.backends import render_output, rewrite_call
 from memorepair.errors import InputError
 from memorepair.model import Interface
 from memorepair.operators.base import Support, ToolBackend

@@ -4,7 +4,7 @@ Why: the selection step must stay exact at a million candidates, and the choice 
 igraph and OR-tools (``select_mincut(backend="auto")``) rests on how each scales on the
 networks a cascade actually produces. Run::
 
-    PYTHONPATH=engine python -m memorepair.bench.selection_bench --max-size 1000000
+    PYTHONPATH=engine python -m bench.selection_bench --max-size 1000000
 
 Each problem is layered like a cascade by hop distance: every candidate below the first
 layer requires one to nine candidates of earlier layers (mostly the previous one), upper
