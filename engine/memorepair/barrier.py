@@ -18,7 +18,7 @@ anything is built (`repair`).
 
 Roots of a `correct` (or `migrate`) event are superseded in the same transaction by
 their replacement X_delta (or by the new interface kappa_e), which is fresh support and
-served at once.
+served at once; its embedding is computed before the transaction (`withdraw`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass
+from typing import Any
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.codec import canonical_json
 from memorepair.errors import CascadeBusyError, UnknownArtifactError
 from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
@@ -67,7 +68,8 @@ def withdraw(store: Store, spec: RepairEventSpec, *, cascade: bool = True) -> Ba
     wait and retry (`withdraw_when_free`).
     """
     started = time.perf_counter()
-    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade))
+    search = _replacement_search(store, spec)
+    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, search))
     return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
 
 
@@ -87,7 +89,9 @@ def withdraw_when_free(
             delay = min(delay * 2, 1.0)
 
 
-def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
+def _barrier(
+    tx: Tx, spec: RepairEventSpec, cascade: bool, search: dict[str, dict[str, Any]]
+) -> tuple[int, int]:
     ns, key = spec.ns, event_key(spec.ns, spec.id)
     root_keys = [artifact_key(ns, uid) for uid in spec.roots]
     roots = {row["key"]: row for row in tx.run(LOCK_HEADS, keys=root_keys)}
@@ -117,7 +121,7 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     if cascade:
         tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
     if spec.type is not EventType.DELETE:
-        _replace_roots(tx, spec, roots)
+        _replace_roots(tx, spec, roots, search)
     tx.run(
         SET_PHASE,
         key=key,
@@ -175,7 +179,41 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
     store.transaction(work)
 
 
-def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
+def _replacement(spec: RepairEventSpec, uid: str) -> dict[str, Any]:
+    """Content, meta and recipe of the version that replaces root `uid` (correct, migrate)."""
+    if spec.type is EventType.CORRECT:
+        replacement = next(r for r in spec.replacements if r.replaces == uid)
+        recipe = replacement.recipe.model_dump() if replacement.recipe else None
+        return {
+            "content": replacement.content,
+            "meta": canonical_json(replacement.meta),
+            "recipe": canonical_json(recipe),
+        }
+    assert spec.interface is not None  # the model guarantees it for migrate
+    interface = spec.interface.model_dump()
+    return {
+        "content": json.dumps(interface, sort_keys=True),
+        "meta": canonical_json({"tool": spec.interface.tool, "interface": interface}),
+        "recipe": None,
+    }
+
+
+def _replacement_search(store: Store, spec: RepairEventSpec) -> dict[str, dict[str, Any]]:
+    """The replacements' embeddings and meta terms, computed before the barrier's
+    transaction (they are served from its commit on); none for a delete."""
+    if spec.type is EventType.DELETE:
+        return {}
+    rows = embedding.searchable(store.settings)([_replacement(spec, u) for u in spec.roots])
+    fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
+    return {uid: {f: row[f] for f in fields} for uid, row in zip(spec.roots, rows, strict=True)}
+
+
+def _replace_roots(
+    tx: Tx,
+    spec: RepairEventSpec,
+    roots: dict[str, dict[str, object]],
+    search: dict[str, dict[str, Any]],
+) -> None:
     ns = spec.ns
     keys = [artifact_key(ns, uid) for uid in spec.roots]
     latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
@@ -183,26 +221,14 @@ def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, obj
     for uid in spec.roots:
         k = artifact_key(ns, uid)
         version = latest[k] + 1
-        if spec.type is EventType.CORRECT:
-            replacement = next(r for r in spec.replacements if r.replaces == uid)
-            content = replacement.content
-            meta = canonical_json(replacement.meta)
-            recipe = canonical_json(replacement.recipe.model_dump() if replacement.recipe else None)
-        else:
-            assert spec.interface is not None  # the model guarantees it for migrate
-            interface = spec.interface.model_dump()
-            content = json.dumps(interface, sort_keys=True)
-            meta = canonical_json({"tool": spec.interface.tool, "interface": interface})
-            recipe = None
         rows.append(
             {
                 "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
                 "vid": version_id(ns, uid, version),
                 "key": k,
                 "version": version,
-                "content": content,
-                "meta": meta,
-                "recipe": recipe,
+                **_replacement(spec, uid),
+                **search[uid],
             }
         )
     tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

@@ -41,3 +41,8 @@ class CascadeBusyError(MemoRepairError):
 
 class EventStateError(MemoRepairError):
     """An event id was reused with different content, or a phase ran out of order."""
+
+
+class EmbeddingError(MemoRepairError):
+    """The embedder failed, or a query's model is not the one the namespace is embedded
+    with (search never compares vectors of two models): `memorepair reindex` re-embeds."""

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json
 from memorepair.graphs import topological
@@ -144,7 +144,10 @@ def stage(
     attempts: list[Attempt] = []
     # Staging writes run behind the builds (two batches in flight): the server stages batches
     # k-1 and k while operators build k+1. The with-block ends once every batch committed.
-    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key) as writer:
+    # Each batch's successors are embedded on the writer thread, from their own content,
+    # before they are staged (search hook, issue 16): publication then only relabels.
+    searchable = embedding.searchable(store.settings)
+    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
         for done, candidate in enumerate(candidates, start=1):
             artifact = old[candidate.vid]
             ctx = _context(

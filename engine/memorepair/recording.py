@@ -7,6 +7,9 @@ withdrawn and joins the audit of the event holding that support. Because the bar
 takes the same locks, a writer either commits before the barrier (and the barrier's
 fixpoint reach then sees its edges) or sees the withdrawal; it never publishes a live
 artifact on stale support.
+
+Each artifact is written with the embedding of its own content, computed in batches
+before its transaction (`embedding.searchable`), so recorded memory is searchable at once.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.codec import canonical_json
 from memorepair.errors import DatabaseError, InputError, UnknownArtifactError
 from memorepair.interchange import Memory, influence_order
@@ -80,10 +83,15 @@ def import_memory(
     ordered = influence_order(memory, known)
     report = ImportReport()
     written: list[str] = []
+    prepare = embedding.searchable(settings)
+    space = embedding.space_of(settings)
     try:
         for start in range(0, len(ordered), settings.batch_size):
             batch = ordered[start : start + settings.batch_size]
-            rows = store.transaction(partial(_write_batch, ns=ns, batch=batch))
+            prepared = prepare(_rows(ns, batch))
+            rows = store.transaction(
+                partial(_write_batch, ns=ns, batch=batch, rows=prepared, space=space)
+            )
             written += [row["vid"] for row in rows]
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
@@ -132,11 +140,44 @@ def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
             f"artifact {artifact.uid!r}: inputs {missing} are not current artifacts in namespace "
             f"{ns!r} (deleted, or never recorded)"
         )
-    rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact]))
+    prepared = embedding.searchable(store.settings)(_rows(ns, [artifact]))
+    space = embedding.space_of(store.settings)
+    rows = store.transaction(
+        partial(_write_batch, ns=ns, batch=[artifact], rows=prepared, space=space)
+    )
     return rows[0]
 
 
-def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
+def _rows(ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
+    """The batch's rows as written, before the transaction decides which are live."""
+    return [
+        {
+            "vid": version_id(ns, artifact.uid, 1),
+            "key": artifact_key(ns, artifact.uid),
+            "uid": artifact.uid,
+            "version": 1,
+            "kind": artifact.kind.value,
+            "arch": artifact.arch.value if artifact.arch else None,
+            "content": artifact.content,
+            "value": artifact.value,
+            "repair_cost": artifact.repair_cost,
+            "recipe": canonical_json(artifact.recipe.model_dump() if artifact.recipe else None),
+            "meta": canonical_json(artifact.meta),
+            "inputs": list(artifact.inputs),
+            "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
+        }
+        for artifact in batch
+    ]
+
+
+def _write_batch(
+    tx: Tx,
+    ns: str,
+    batch: Sequence[ArtifactIn],
+    rows: list[dict[str, Any]],
+    space: embedding.Space | None,
+) -> list[dict[str, Any]]:
+    """Lock the batch's outside inputs, decide each row's liveness, write the batch."""
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
     locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
@@ -146,31 +187,13 @@ def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str,
     lost = [u for u in outside if u not in state]
     if lost:
         raise UnknownArtifactError(f"inputs {lost} disappeared while recording; retry")
-    rows: list[dict[str, Any]] = []
-    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
+    for artifact, row in zip(batch, rows, strict=True):  # input-first order
         blocking = [state[u] for u in artifact.inputs if not state[u][0]]
         live = not blocking
         held_by = None if live else next((h for _, h in blocking if h), None)
         state[artifact.uid] = (live, held_by)
-        rows.append(
-            {
-                "vid": version_id(ns, artifact.uid, 1),
-                "key": artifact_key(ns, artifact.uid),
-                "uid": artifact.uid,
-                "version": 1,
-                "kind": artifact.kind.value,
-                "arch": artifact.arch.value if artifact.arch else None,
-                "content": artifact.content,
-                "value": artifact.value,
-                "repair_cost": artifact.repair_cost,
-                "recipe": canonical_json(artifact.recipe.model_dump() if artifact.recipe else None),
-                "meta": canonical_json(artifact.meta),
-                "inputs": list(artifact.inputs),
-                "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
-                "live": live,
-                "held_by": held_by,
-            }
-        )
+        row["live"], row["held_by"] = live, held_by
+    embedding.claim_space(tx, ns, space)
     tx.run(CREATE_ARTIFACTS, ns=ns, rows=rows)
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
