@@ -17,18 +17,21 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memorepair import audit, queries, recording, repair
+from memorepair import audit, embedding, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError
+from memorepair.errors import EmbeddingError, InputError
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
 from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.registry import OperatorRegistry, load_registry
 from memorepair.repair import Plan, Progress, RepairReport, Selector
+from memorepair.serving import reindex as reindexing
+from memorepair.serving import search as searching
 from memorepair.settings import Settings, load_settings
 from memorepair.store import Store
 
@@ -38,6 +41,7 @@ EXPORT_LIVE = queries.named("store/export_live")
 RETRIEVE = queries.named("serving/retrieve")
 RETRIEVE_RELATED = queries.named("serving/retrieve_related")
 RETRIEVE_UID = queries.named("serving/retrieve_uid")
+GET_SPACE = queries.named("serving/get_space")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
@@ -49,12 +53,14 @@ class MemoryStore:
         self.store = store
         self.ns = ns
         self.registry = registry
+        self._searcher = searching.Searcher(store)
 
     @property
     def settings(self) -> Settings:
         return self.store.settings
 
     def close(self) -> None:
+        self._searcher.close()
         self.store.close()
 
     def __enter__(self) -> MemoryStore:
@@ -146,6 +152,7 @@ class MemoryStore:
         lam: float | None = None,
         progress: Progress = lambda phase, done, total: None,
     ) -> RepairReport:
+        self._require_embedder()
         return repair.run(
             self.store,
             self.registry,
@@ -161,6 +168,7 @@ class MemoryStore:
         event_id: str | None = None,
         progress: Progress = lambda phase, done, total: None,
     ) -> list[RepairReport]:
+        self._require_embedder()
         return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
 
     def report(self, event_id: str) -> RepairReport:
@@ -188,6 +196,58 @@ class MemoryStore:
         else:
             rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        kinds: Sequence[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        mode: searching.Mode = "hybrid",
+        related: bool = False,
+    ) -> list[searching.Hit]:
+        """The k best served matches by meaning (`vector`), words (`text`) or both fused
+        (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
+        version. Each hit names the `uid@version` it ranked; `related=True` appends the
+        served RELATED neighbours of the hits. `retrieve` stays for uid and substring reads.
+        """
+        f = searching.filters(
+            self.ns,
+            kinds=kinds,
+            meta=meta,
+            since=since,
+            until=until,
+            searchable=self.settings.search_meta_fields,
+        )
+        return self._searcher.search(query, k, f, mode, related)
+
+    def reindex(
+        self, *, force: bool = False, progress: Callable[[int, int], None] = lambda d, t: None
+    ) -> reindexing.ReindexReport:
+        """Re-embed the namespace with the configured embedder (after changing the model)
+        and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
+        return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
+
+    def _require_embedder(self) -> None:
+        """A repair embeds its successors: refuse before its barrier if the configured
+        embedder is not the namespace's (the repair would mix two models)."""
+        space = embedding.space_of(self.settings)
+        (found,) = self.store.read(GET_SPACE, ns=self.ns)
+        if found["model"] is None:
+            return
+        if space is None:  # its successors will have no embedding: search must say so
+            self.store.write(embedding.MARK_SPACE_STALE, ns=self.ns)
+            return
+        if (found["model"], found["dimension"]) != (space.model, space.dimension):
+            raise EmbeddingError(
+                f"namespace {self.ns!r} is embedded with {found['model']} (dimension "
+                f"{found['dimension']}), but the configured embedder is {space.model} "
+                f"(dimension {space.dimension}): run `memorepair reindex` first, or configure "
+                "the old model again; nothing was withdrawn"
+            )
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
