@@ -464,7 +464,7 @@ def search_cmd(
         click.echo(f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content")
         for n, hit in enumerate(hits, start=1):
             first = hit.content.splitlines()[0] if hit.content else ""
-            ranks = " ".join(f"{m}:{r or '-'}" for m, r in sorted(hit.ranks.items()))
+            ranks = " ".join(f"{m[0]}{r or '-'}" for m, r in sorted(hit.ranks.items()))
             score = "" if hit.score is None else f"{hit.score:.4f}"
             pinned = f"{hit.uid}@{hit.version}"
             if hit.related_to:  # a neighbour: say whose
