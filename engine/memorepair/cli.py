@@ -461,7 +461,9 @@ def search_cmd(
             click.echo("nothing served matches")
             return
         width = max(len(f"{h.uid}@{h.version}") for h in hits)
-        click.echo(f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content")
+        click.echo(
+            f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content"
+        )
         for n, hit in enumerate(hits, start=1):
             first = hit.content.splitlines()[0] if hit.content else ""
             ranks = " ".join(f"{m[0]}{r or '-'}" for m, r in sorted(hit.ranks.items()))

@@ -37,7 +37,9 @@ def _duplicate_memory() -> list[ArtifactIn]:
     items = [
         ArtifactIn(uid="src", kind=Kind.RECORD, content=SECRET),
         ArtifactIn(uid="dup", kind=Kind.SUMMARY, content=f"- {SECRET} [src@v1]", inputs=["src"]),
-        ArtifactIn(uid="other", kind=Kind.RECORD, content="Ana's hotel in Zurich is near the lake."),
+        ArtifactIn(
+            uid="other", kind=Kind.RECORD, content="Ana's hotel in Zurich is near the lake."
+        ),
     ]
     items += [
         ArtifactIn(uid=f"n-{i}", kind=Kind.RECORD, content=f"Note {i}: the train leaves at {i}:00.")
@@ -120,10 +122,16 @@ def test_search_during_repair_never_sees_cascade_or_staged_versions(memory: Memo
     assert not failures, failures
     assert report.status == "completed" and len(report.published) == width
     cascade = {f"c-{i}" for i in range(width)} | {"root"}
-    stale = [r for r in rows if r[0] > marks["barrier"] and any(
-        uid in cascade and v == 1 for uid, v in r[3])]
-    early = [r for r in rows if r[1] < marks["validated"] and any(
-        uid.startswith("c-") and v > 1 for uid, v in r[3])]
+    stale = [
+        r
+        for r in rows
+        if r[0] > marks["barrier"] and any(uid in cascade and v == 1 for uid, v in r[3])
+    ]
+    early = [
+        r
+        for r in rows
+        if r[1] < marks["validated"] and any(uid.startswith("c-") and v > 1 for uid, v in r[3])
+    ]
     assert not stale and not early, (stale[:2], early[:2])
     during = [r for r in rows if r[0] > marks["barrier"] and r[1] < marks["validated"]]
     after = [r for r in rows if r[0] > marks["end"]]
@@ -144,7 +152,7 @@ def test_search_while_a_repair_is_paused_half_way(
             "id": f"pause-{phase}",
             "type": "correct",
             "roots": ["src"],
-            "replacements": [{"replaces": "src", "content": "Project Falcon's launch code changed."}],
+            "replacements": [{"replaces": "src", "content": "Falcon's launch code changed."}],
         },
     )
     paused = start_paused(neo4j_settings, memory.ns, event, f"pause-{phase}", phase)

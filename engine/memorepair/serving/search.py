@@ -268,9 +268,7 @@ class Searcher:
             self._pool.shutdown(wait=True)
             self._pool = None
 
-    def search(
-        self, text: str, k: int, f: Filters, mode: Mode, related: bool = False
-    ) -> list[Hit]:
+    def search(self, text: str, k: int, f: Filters, mode: Mode, related: bool = False) -> list[Hit]:
         if mode not in MODES:
             raise InputError(f"mode must be one of {list(MODES)}, got {mode!r}")
         if not 1 <= k <= MAX_K:
