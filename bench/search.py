@@ -177,7 +177,7 @@ class Truth:
     vectors: np.ndarray
     metas: list[dict[str, str]]
     served: np.ndarray  # bool mask over uids
-    cache: dict[tuple[str, str, str], Any] = field(default_factory=dict)
+    excluded: set[str] = field(default_factory=set)  # the uids not served
 
     def vector(self, query: str, qv: np.ndarray, meta: dict[str, str], k: int) -> list[str]:
         mask = self.served.copy()
@@ -195,11 +195,13 @@ class Truth:
         lucene = lucene_text(query, Filters(self.memory.ns, None, tuple(terms)))
         if lucene is None:
             return []
+        excluded = self.excluded
         rows = self.memory.store.read(
-            SEARCH_TEXT_EXACT, ns=self.memory.ns, lucene=lucene, meta=terms, k=k
+            SEARCH_TEXT_EXACT, ns=self.memory.ns, lucene=lucene, meta=terms, k=k + len(excluded)
         )
-        hits: list[dict[str, Any]] = rows[0]["hits"]
-        return hits
+        # during a repair the served set is the memory less the cascade (and its root)
+        hits = [row for row in rows[0]["hits"] if row["uid"] not in excluded]
+        return hits[:k]
 
 
 def recall(
@@ -329,6 +331,7 @@ def _during_repair(
 ) -> None:
     in_cascade = {f"c-{j}" for j in range(cascade)}
     truth.served = np.array([uid not in in_cascade and uid != "root" for uid in truth.uids])
+    truth.excluded = in_cascade | {"root"}
     marks: dict[str, float] = {}
     done = threading.Event()
     result: dict[str, Any] = {}

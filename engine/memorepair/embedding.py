@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+import numpy as np
+
 from memorepair import queries
 from memorepair.errors import ConfigError, EmbeddingError
 from memorepair.settings import Settings
@@ -97,8 +99,6 @@ class WordLlamaEmbedder:
     def embed(self, texts: Sequence[str]) -> list[Vector]:
         if not texts:
             return []
-        import numpy as np
-
         order = np.argsort([len(text) for text in texts], kind="stable")
         with self._lock:
             matrix = self._model.embed(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,10 @@ from memorepair.api import MemoryStore, open_store
 from memorepair.embedding import embedder_for
 from memorepair.errors import EmbeddingError, InputError
 from memorepair.model import ArtifactIn, Kind
+from memorepair.serving.search import Searcher, filters
 from memorepair.settings import Settings
+
+NO_FILTER: dict[str, Any] = {"kinds": None, "meta": None, "since": None, "until": None}
 
 MODES = ("hybrid", "vector", "text")
 SECRET = "The launch code for project Falcon is seven four one."
@@ -220,6 +224,22 @@ def test_filters_at_one_percent_selectivity_return_the_exact_top_k(
         assert len(both) == 10 and all(h.kind == "summary" for h in both)
         with pytest.raises(InputError, match="not searchable"):
             memory.search(query, meta={"colour": "red"})
+
+        # the path each ranking took: 1% is scored exactly, no filter goes through the
+        # index, and a filter nothing passes ends exhaustive (or with the index exhausted)
+        searcher = Searcher(memory.store)
+
+        def path(**kw: Any) -> str:
+            f = filters(memory.ns, searchable=["topic"], **{**NO_FILTER, **kw})
+            return searcher.vector(query, 10, f).path
+
+        assert path(meta={"topic": "t7"}).startswith("scan:")
+        assert path().startswith("index:")
+        future = datetime.now(UTC) + timedelta(hours=1)
+        assert path(since=future).startswith("scan:capped>")
+        for mode in MODES:
+            assert memory.search(query, 10, since=future, mode=mode) == []  # type: ignore[arg-type]
+        searcher.close()
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ is open: its staged successors would be embedded with the model they were staged
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -55,8 +56,6 @@ def reindex(
 ) -> ReindexReport:
     """Embed every served or staged version whose embedding is not of the configured model
     (all of them with `force`), rewrite every version's meta terms, then mark it ready."""
-    import time
-
     started = time.perf_counter()
     settings = store.settings
     if not settings.embeddings:

@@ -29,7 +29,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -57,8 +57,10 @@ DEPTH = 2
 #: Largest filtered set the scan path scores exactly (about 25 us per version here).
 SCAN_CAP = 2000
 #: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
-FIRST_FETCH = 4
-MIN_FETCH = 40
+#: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
+#: fetching 40 and 0.985 fetching 100, so it is always asked for a few times k.
+FIRST_FETCH = 6
+MIN_FETCH = 64
 MAX_FETCH = 4000
 ROUNDS = 3
 #: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
@@ -129,7 +131,6 @@ class Ranking:
     rows: list[Row]
     path: str
     queries: int = 0
-    space: dict[str, Any] = field(default_factory=dict)
 
 
 def filters(
