@@ -19,9 +19,11 @@ eight words of texts held out of the memory. Two sections, each selectable with 
               bound for text; their RRF for hybrid), with no filter and with meta filters
               keeping 10% and 1%; idle, then while a cascade of ``--cascade`` artifacts
               (at most half the memory) of the same namespace is repaired (the queries
-              between its barrier and its publication, scored against the served set of
-              that window; any withdrawn or staged version in a hit is counted as a
-              violation). Embedding throughput on publication: the repair's successors
+              between its barrier and its publication, scored once the repair is over
+              against the served set of that window, so text scores are those of the
+              index after publication; any withdrawn version of the cascade after the
+              barrier, or any successor before publication, in any answer is counted as
+              a violation). Embedding throughput on publication: the repair's successors
               per second of its execution phase (build, embed, stage), and the embedder
               alone on their texts.
 
@@ -205,9 +207,16 @@ class Truth:
 
 
 def recall(
-    truth: Truth, mode: str, query: str, qv: np.ndarray, meta: dict[str, str], got: list[str]
+    truth: Truth,
+    mode: str,
+    query: str,
+    qv: np.ndarray,
+    meta: dict[str, str],
+    hits: list[tuple[str, float]],
 ) -> float:
-    """recall@K, tie-aware for vectors (a hit scoring the K-th exact score counts)."""
+    """recall@K against the exact ranking; tie-aware for vector and text (a hit scoring
+    the K-th exact score counts: which of equal scores make the cut is arbitrary)."""
+    got = [uid for uid, _ in hits]
     if mode == "vector":
         exact = truth.vector(query, qv, meta, K)
         if not exact:
@@ -219,7 +228,10 @@ def recall(
         exact_rows = truth.text(query, meta, K)
         if not exact_rows:
             return 1.0 if not got else 0.0
-        return len({r["uid"] for r in exact_rows} & set(got[:K])) / len(exact_rows)
+        floor = float(exact_rows[-1]["score"]) - 1e-5
+        exact_ids = {r["uid"] for r in exact_rows}
+        good = sum(1 for uid, score in hits[:K] if uid in exact_ids or score >= floor)
+        return min(1.0, good / len(exact_rows))
     depth = DEPTH * K
     vector_rows = [
         {"uid": u, "version": 1, "kind": "", "content": ""}
@@ -236,7 +248,6 @@ class Sample:
     filter: str
     seconds: float
     recall: float
-    violations: int = 0
 
 
 def _run_queries(
@@ -248,31 +259,38 @@ def _run_queries(
     stop: Callable[[], bool] = lambda: False,
     check: Callable[[list[tuple[str, int]]], int] = lambda pins: 0,
     window: Callable[[float, float], bool] = lambda start, end: True,
-) -> list[Sample]:
-    samples: list[Sample] = []
-    n = 0
+) -> tuple[list[Sample], int]:
+    """Search every query with every filter in every mode (`rounds` times, until `stop`);
+    returns the samples inside `window`, scored once the loop is over (so the loop only
+    searches), and the violations `check` counted in every answer."""
+    raw: list[tuple[str, str, int, float, list[tuple[str, float]]]] = []
+    violations = 0
     for _ in range(rounds):
-        for qi, (query, qv) in enumerate(zip(qs, qvs, strict=True)):
+        for qi, query in enumerate(qs):
             for name, meta_of in FILTERS.items():
                 for mode in MODES:
                     if stop():
-                        return samples
-                    meta = meta_of(qi)
+                        return _scored(truth, qs, qvs, raw), violations
                     start = time.perf_counter()
-                    hits = memory.search(query, K, meta=meta, mode=mode)  # type: ignore[arg-type]
+                    hits = memory.search(query, K, meta=meta_of(qi), mode=mode)  # type: ignore[arg-type]
                     end = time.perf_counter()
-                    n += 1
-                    pins = [(h.uid, h.version) for h in hits]
-                    bad = check(pins)
-                    if not window(start, end):
-                        continue
-                    got = [uid for uid, _ in pins if uid != "root"]
-                    samples.append(
-                        Sample(
-                            mode, name, end - start, recall(truth, mode, query, qv, meta, got), bad
-                        )
-                    )
-    return samples
+                    violations += check([(h.uid, h.version) for h in hits])
+                    if window(start, end):
+                        got = [(h.uid, h.score or 0.0) for h in hits if h.uid != "root"]
+                        raw.append((mode, name, qi, end - start, got))
+    return _scored(truth, qs, qvs, raw), violations
+
+
+def _scored(
+    truth: Truth,
+    qs: Sequence[str],
+    qvs: np.ndarray,
+    raw: list[tuple[str, str, int, float, list[tuple[str, float]]]],
+) -> list[Sample]:
+    return [
+        Sample(mode, name, seconds, recall(truth, mode, qs[qi], qvs[qi], FILTERS[name](qi), got))
+        for mode, name, qi, seconds, got in raw
+    ]
 
 
 def _table(title: str, samples: Sequence[Sample]) -> None:
@@ -316,7 +334,8 @@ def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q
         truth = Truth(memory, uids, matrix, [dict(a.meta) for a in items], np.ones(n, bool))
         qvs = np.array(embedder.embed(qs), dtype=np.float32)
         _run_queries(memory, truth, qs[:10], qvs[:10])  # warm-up (plans, caches)
-        _table(f"idle ({_load()})", _run_queries(memory, truth, qs, qvs))
+        idle, _ = _run_queries(memory, truth, qs, qvs)
+        _table(f"idle ({_load()})", idle)
         _during_repair(memory, truth, qs, qvs, cascade, embedder)
         memory.clear()
 
@@ -372,12 +391,11 @@ def _during_repair(
 
     thread = threading.Thread(target=repair)
     thread.start()
-    samples = _run_queries(
+    samples, violations = _run_queries(
         memory, truth, qs, qvs, rounds=50, stop=done.is_set, check=check, window=window
     )
     thread.join()
     report = result["report"]
-    violations = sum(s.violations for s in samples)
     _table(
         f"during the repair of a {cascade}-artifact cascade (between its barrier and its "
         f"publication; violations {violations}; {_load()})",

@@ -59,10 +59,10 @@ def test_lucene_text_escapes_values_and_never_reads_operators() -> None:
 
 
 def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
-    assert first_fetch(10) == 64 and first_fetch(1) == 64 and first_fetch(5000) == MAX_FETCH
-    assert first_fetch(20) == 120
+    assert first_fetch(10) == 100 and first_fetch(1) == 100 and first_fetch(5000) == MAX_FETCH
+    assert first_fetch(20) == 200
     assert widen(10, 40, 4) == 160  # four times at least
-    assert widen(10, 64, 0) == 975  # nothing passed: k / (1/65) with a 1.5 margin
+    assert widen(10, 100, 0) == 1515  # nothing passed: k / (1/101) with a 1.5 margin
     assert widen(10, 1000, 0) == MAX_FETCH
     fetch, rounds = first_fetch(10), 1
     while fetch < MAX_FETCH:  # widening always terminates at the cap

@@ -5,12 +5,13 @@ filter that keeps 1% of the nodes, "the index's top-10, then drop what is not se
 returns almost nothing, and every repair leaves withdrawn versions in the index. So each
 ranking here is built per query by one of three paths, chosen by what the filters keep:
 
-- *scan*: when filters are given, the versions that can pass them are found through the
-  full-text index's filter fields (namespace, kind, meta terms), at most `SCAN_CAP`; if
-  that set is complete it is scored exactly (cosine) and the answer is exact.
 - *index*: the vector index's nearest `fetch` versions, of which only the served ones
   (`Live`) passing the filters count; `fetch` widens (at most `ROUNDS` queries, up to
   `MAX_FETCH`) until `k` pass or the index has nothing more.
+- *scan*: when fewer than `SCAN_RATE` of the index's first answer passed, the filtered
+  set is probably small: the versions that can pass the filters are found through the
+  full-text index's filter fields (namespace, kind, meta terms), at most `SCAN_CAP`; if
+  that set is complete it is scored exactly (cosine) and the answer is exact.
 - *all*: otherwise every served version of the namespace (of the kinds asked) is scored
   exactly: slower, never incomplete.
 
@@ -56,11 +57,13 @@ RRF_K = 60
 DEPTH = 2
 #: Largest filtered set the scan path scores exactly (about 25 us per version here).
 SCAN_CAP = 2000
+#: The scan is tried when fewer than this share of the index's first answer passed.
+SCAN_RATE = 0.05
 #: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
 #: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
-#: fetching 40 and 0.985 fetching 100, so it is always asked for a few times k.
-FIRST_FETCH = 6
-MIN_FETCH = 64
+#: fetching 40 and 0.985 fetching 100 (0.94 at 1e4 fetching 64), so it is asked for 10k.
+FIRST_FETCH = 10
+MIN_FETCH = 100
 MAX_FETCH = 4000
 ROUNDS = 3
 #: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
@@ -298,26 +301,23 @@ class Searcher:
         embedder = embedder or self.embedder
         (vector,) = embedder.embed([text])
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
-        first = None
-        if f.narrowed:
-            found = self._one(SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed)
-            self._check_space(found, embedder, f.ns)
-            if found["returned"] < SCAN_CAP:
-                return Ranking(found["hits"], f"scan:{found['returned']}", 1)
-            first = "scan:capped"
 
         def run(fetch: int) -> Row:
             found = self._one(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
             return found
 
-        ranking = _widened(run, k, "index")
+        def scan() -> Ranking | None:
+            found = self._one(SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed)
+            if found["returned"] >= SCAN_CAP:
+                return None  # too many to score exactly: widen the index path instead
+            return Ranking(found["hits"], f"scan:{found['returned']}", 2)
+
+        ranking = _widened(run, k, "index", scan)
         if ranking is None:
             found = self._one(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
-            ranking = Ranking(found["hits"], "all", ROUNDS + 1)
-        if first:
-            ranking.path = f"{first}>{ranking.path}"
+            ranking = Ranking(found["hits"], "all", ROUNDS + 2)
         return ranking
 
     def _check_space(self, found: Row, embedder: Embedder, ns: str) -> None:
@@ -380,8 +380,17 @@ class Searcher:
         return self.store.read(statement, **params)[0]
 
 
-def _widened(run: Callable[[int], Row], k: int, name: str) -> Ranking | None:
-    """Ask for more until k pass or nothing more exists; None after ROUNDS without."""
+def _widened(
+    run: Callable[[int], Row],
+    k: int,
+    name: str,
+    scan: Callable[[], Ranking | None] | None = None,
+) -> Ranking | None:
+    """Ask for more until k pass or nothing more exists; None after ROUNDS without.
+
+    When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
+    small: `scan` scores it exactly if it is small enough (else the widening goes on).
+    """
     fetch = first_fetch(k)
     steps: list[str] = []
     for round_ in range(1, ROUNDS + 1):
@@ -390,6 +399,12 @@ def _widened(run: Callable[[int], Row], k: int, name: str) -> Ranking | None:
         passed = len(found["hits"])
         if passed >= k or found["returned"] < fetch:
             return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_)
+        if round_ == 1 and scan is not None and (passed + 1) / (fetch + 1) < SCAN_RATE:
+            scanned = scan()
+            if scanned is not None:
+                scanned.path = f"{name}:{fetch}>{scanned.path}"
+                return scanned
+            steps.append("scan:capped")
         if fetch >= MAX_FETCH:
             break
         fetch = widen(k, fetch, passed)
