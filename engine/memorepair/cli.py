@@ -86,6 +86,7 @@ def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
       memorepair plan event.json          # dry run: cascade, modes, selection, cost
       memorepair repair event.json
       memorepair audit event EVENT_ID     # what was withdrawn, published, removed, failed
+      memorepair search "QUERY" -k 10     # best served matches: meaning + words
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /

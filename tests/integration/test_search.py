@@ -4,6 +4,7 @@ top-k at 1% selectivity, and the refusal of a query of another embedding model."
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -291,3 +292,26 @@ def test_another_embedder_is_refused_until_reindex(
         changed.record({"uid": "late", "kind": "record", "content": "Falcon launch moved."})
     with pytest.raises(EmbeddingError, match="l2_supercat-64"):  # now the old one is refused
         memory.search(QUERY)
+
+
+def test_cli_search_and_reindex(memory: MemoryStore) -> None:
+    from click.testing import CliRunner
+
+    from memorepair import sample
+    from memorepair.cli import cli
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(cli, ["--ns", memory.ns, *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("import", str(sample.path("memory.jsonl")), "--json")
+    hits = json.loads(run("search", "hotel in Zurich", "-k", "3", "--kind", "record", "--json"))
+    assert len(hits) == 3 and hits[0]["uid"] == "turn-03"
+    assert all(h["kind"] == "record" and h["version"] == 1 for h in hits)
+    assert set(hits[0]["ranks"]) == {"vector", "text"}
+    table = run("search", "hotel in Zurich", "-k", "2", "--mode", "text", "--related")
+    assert "turn-03@1" in table and "~sum-zurich" in table  # a RELATED neighbour, marked
+    report = json.loads(run("reindex", "--json", "--force"))
+    assert report["versions"] == 32 and report["embedded"] == 32
+    assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
