@@ -257,7 +257,7 @@ def _run_queries(
     qvs: np.ndarray,
     rounds: int = 1,
     stop: Callable[[], bool] = lambda: False,
-    check: Callable[[list[tuple[str, int]]], int] = lambda pins: 0,
+    check: Callable[[list[tuple[str, int]], float, float], int] = lambda pins, s, e: 0,
     window: Callable[[float, float], bool] = lambda start, end: True,
 ) -> tuple[list[Sample], int]:
     """Search every query with every filter in every mode (`rounds` times, until `stop`);
@@ -274,7 +274,7 @@ def _run_queries(
                     start = time.perf_counter()
                     hits = memory.search(query, K, meta=meta_of(qi), mode=mode)  # type: ignore[arg-type]
                     end = time.perf_counter()
-                    violations += check([(h.uid, h.version) for h in hits])
+                    violations += check([(h.uid, h.version) for h in hits], start, end)
                     if window(start, end):
                         got = [(h.uid, h.score or 0.0) for h in hits if h.uid != "root"]
                         raw.append((mode, name, qi, end - start, got))
@@ -375,10 +375,12 @@ def _during_repair(
         finally:
             done.set()
 
-    def check(pins: list[tuple[str, int]]) -> int:
-        now = time.perf_counter()
-        after_barrier = "barrier" in marks and now > marks["barrier"]
-        before_publish = "validated" not in marks
+    def check(pins: list[tuple[str, int]], start: float, end: float) -> int:
+        """A withdrawn version in a search that started after the barrier committed, or a
+        successor in one that ended before publication began (a search overlapping either
+        commit may see either state)."""
+        after_barrier = "barrier" in marks and start > marks["barrier"]
+        before_publish = "validated" not in marks or end < marks["validated"]
         return sum(
             1
             for uid, version in pins

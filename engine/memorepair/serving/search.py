@@ -303,19 +303,21 @@ class Searcher:
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
 
         def run(fetch: int) -> Row:
-            found = self._one(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
+            (found,) = self.store.read(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
             return found
 
         def scan() -> Ranking | None:
-            found = self._one(SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed)
+            (found,) = self.store.read(
+                SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed
+            )
             if found["returned"] >= SCAN_CAP:
                 return None  # too many to score exactly: widen the index path instead
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
         ranking = _widened(run, k, "index", scan)
         if ranking is None:
-            found = self._one(SEARCH_VECTOR_ALL, **fixed)
+            (found,) = self.store.read(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
             ranking = Ranking(found["hits"], "all", ROUNDS + 2)
         return ranking
@@ -357,11 +359,13 @@ class Searcher:
         fixed = {**f.params(), "lucene": query, "k": k}
 
         def run(fetch: int) -> Row:
-            return self._one(SEARCH_TEXT, fetch=fetch, **fixed)
+            (found,) = self.store.read(SEARCH_TEXT, fetch=fetch, **fixed)
+            return found
 
         ranking = _widened(run, k, "index")
         if ranking is None:
-            ranking = Ranking(self._one(SEARCH_TEXT_ALL, **fixed)["hits"], "all", ROUNDS + 1)
+            (found,) = self.store.read(SEARCH_TEXT_ALL, **fixed)
+            ranking = Ranking(found["hits"], "all", ROUNDS + 1)
         return ranking
 
     # ---- neighbours ----
@@ -375,9 +379,6 @@ class Searcher:
             seen.add(row["uid"])
             out.append(_hit(row, None, {}))
         return out
-
-    def _one(self, statement: queries.Query, **params: Any) -> Row:
-        return self.store.read(statement, **params)[0]
 
 
 def _widened(
