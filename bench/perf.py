@@ -50,12 +50,12 @@ from bench import selection_bench
 from memorepair import queries
 from memorepair import selection as sel
 from memorepair.api import MemoryStore, open_store
+from memorepair.cascade import PLAN_CASCADE
 from memorepair.errors import DatabaseError
 from memorepair.graphs import topological
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
 from memorepair.queries import Query
-from memorepair.repair import PLAN_CASCADE
 
 SECTIONS = ("phases", "selection", "reach", "writes")
 PHASES = (

@@ -21,15 +21,26 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memorepair import audit, queries, recording, repair
+from memorepair import audit, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError
+from memorepair.errors import InputError, describe_validation
+from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
-from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
+from memorepair.model import (
+    NS_PATTERN,
+    Artifact,
+    ArtifactIn,
+    EdgeIn,
+    Progress,
+    RepairEventSpec,
+    artifact_key,
+)
 from memorepair.operators.base import Executor, Operator, ToolBackend
-from memorepair.operators.registry import OperatorRegistry, load_registry
-from memorepair.repair import Plan, Progress, RepairReport, Selector
-from memorepair.settings import Settings, load_settings
+from memorepair.operators.builtin import build_registry
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.repair import Plan
+from memorepair.selection import Selector
+from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
 
 CLEAR_NAMESPACE = queries.named("store/clear_namespace")
@@ -42,13 +53,25 @@ RETRIEVE_UID = queries.named("serving/retrieve_uid")
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
 
+def _quiet(step: str, done: int, total: int) -> None:
+    """The default progress: nothing."""
+
+
 class MemoryStore:
     """A namespace of agent memory in Neo4j, with repair, serving reads and audit."""
 
-    def __init__(self, store: Store, ns: str, registry: OperatorRegistry) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ns: str,
+        registry: OperatorRegistry,
+        config: RepairConfig | None = None,
+    ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: What every repair, resume and plan of this store runs with (built once).
+        self.config = config or RepairConfig.from_settings(store.settings)
 
     @property
     def settings(self) -> Settings:
@@ -136,7 +159,9 @@ class MemoryStore:
     def plan(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Plan:
-        return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
+        return repair.plan(
+            self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
+        )
 
     def repair(
         self,
@@ -144,27 +169,29 @@ class MemoryStore:
         *,
         selector: Selector | None = None,
         lam: float | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> RepairReport:
         return repair.run(
             self.store,
             self.registry,
+            self.config,
             self.event(event),
             selector=selector,
             lam=lam,
             progress=progress,
-            options=self._options(),
         )
 
     def resume(
         self,
         event_id: str | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> list[RepairReport]:
-        return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
+        return repair.resume(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
 
     def report(self, event_id: str) -> RepairReport:
-        return repair.report_of(self.store, self.ns, event_id)
+        return events.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
     def retrieve(
@@ -194,6 +221,15 @@ class MemoryStore:
         rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
         return {k: int(v or 0) for k, v in rows[0].items()}
 
+    def status(self) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
+        return {
+            "namespace": self.ns,
+            "server": self.store.uri,
+            "artifacts": self.counts(),
+            "open_events": events.open_events(self.store, self.ns),
+        }
+
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
 
@@ -220,17 +256,6 @@ class MemoryStore:
     def register_backend(self, backend: ToolBackend) -> None:
         self.registry.register_backend(backend)
 
-    def _options(self) -> dict[str, Any]:
-        s = self.settings
-        options: dict[str, Any] = {"max_content_chars": s.max_content_bytes}
-        if s.llm_base_url:
-            options.update(
-                llm_base_url=s.llm_base_url,
-                llm_model=s.llm_model,
-                llm_api_key=s.llm_api_key.get_secret_value() if s.llm_api_key else None,
-            )
-        return options
-
 
 def open_store(
     ns: str | None = None, settings: Settings | None = None, **overrides: Any
@@ -244,8 +269,12 @@ def open_store(
             "starting with a letter or digit, at most 64 characters"
         )
     store = Store.connect(resolved)
-    registry = load_registry({})
-    return MemoryStore(store, namespace, registry)
+    registry = build_registry(OperatorConfig.from_settings(resolved))
+    if resolved.sample_tools:
+        from memorepair.sample.tools import register_tools
+
+        register_tools(registry)
+    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
 
 
 def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
@@ -254,8 +283,7 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     try:
         return ArtifactIn.model_validate(dict(data))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"artifact {data.get('uid', '?')!r}: {problems}") from exc
+        raise InputError(f"artifact {data.get('uid', '?')!r}: {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

@@ -6,6 +6,10 @@ it helps, what to do next: operators read these at 3 a.m.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+
 
 class MemoRepairError(Exception):
     """Base of every error MemoRepair raises on purpose."""
@@ -41,3 +45,25 @@ class CascadeBusyError(MemoRepairError):
 
 class EventStateError(MemoRepairError):
     """An event id was reused with different content, or a phase ran out of order."""
+
+
+def describe_validation(
+    exc: ValidationError, where: Callable[[Sequence[int | str]], str] | None = None
+) -> str:
+    """pydantic's errors as `field 'x': message`, without its 'Value error, ' prefix.
+
+    The one format for bad input wherever it enters (memory lines, event files, API
+    arguments, settings); `where` names the location another way (settings name the
+    environment variable to fix instead of the field).
+    """
+    parts = []
+    for err in exc.errors():
+        message = str(err["msg"]).removeprefix("Value error, ")
+        loc = tuple(err["loc"])
+        if where is not None:
+            parts.append(f"{where(loc)}: {message}")
+        elif loc:
+            parts.append(f"field '{'.'.join(str(p) for p in loc)}': {message}")
+        else:
+            parts.append(message)
+    return "; ".join(parts)

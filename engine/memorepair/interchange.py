@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memorepair.errors import CycleError, InputError
+from memorepair.errors import CycleError, InputError, describe_validation
 from memorepair.graphs import topological
 from memorepair.model import ArtifactIn, EdgeIn, RepairEventSpec
 
@@ -33,16 +33,6 @@ class Memory:
     artifacts: tuple[ArtifactIn, ...]
     edges: tuple[EdgeIn, ...]
     lines: dict[str, int]
-
-
-def _describe(exc: ValidationError) -> str:
-    """pydantic's errors as `field 'x': message`, without its 'Value error, ' prefix."""
-    parts = []
-    for err in exc.errors():
-        message = str(err["msg"]).removeprefix("Value error, ")
-        where = ".".join(str(p) for p in err["loc"])
-        parts.append(f"field '{where}': {message}" if where else message)
-    return "; ".join(parts)
 
 
 def _load_json(text: str, where: str) -> Any:
@@ -85,7 +75,7 @@ def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
                     f"{source}:{number}: field 'type' must be 'artifact' or 'edge', got {kind!r}"
                 )
         except ValidationError as exc:
-            raise InputError(f"{source}:{number}: {_describe(exc)}") from exc
+            raise InputError(f"{source}:{number}: {describe_validation(exc)}") from exc
     return Memory(tuple(artifacts), tuple(edges), where)
 
 
@@ -116,7 +106,7 @@ def parse_event(raw: str, source: str = "<event>") -> RepairEventSpec:
     try:
         return RepairEventSpec.model_validate(obj)
     except ValidationError as exc:
-        raise InputError(f"{source}: {_describe(exc)}") from exc
+        raise InputError(f"{source}: {describe_validation(exc)}") from exc
 
 
 def influence_order(memory: Memory, known: set[str]) -> list[ArtifactIn]:

@@ -8,6 +8,7 @@ Field names are the ones used in the JSON Lines interchange, in Neo4j and in the
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
@@ -17,9 +18,25 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
 UID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/\-]{0,199}$"
 NS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
-#: Largest repair cost c: with lambda <= 1e9, lambda * c stays within the 1e15 the exact
-#: selector accepts, so a valid event can never fail selection after its barrier.
+#: Largest repair cost c: with lambda <= MAX_LAMBDA, lambda * c stays within the 1e15 the
+#: exact selector accepts, so a valid event can never fail selection after its barrier.
 MAX_COST = 1e6
+MAX_LAMBDA = 1e9  # written "1e9" in messages (lambda_problem)
+
+
+def lambda_problem(value: float) -> str | None:
+    """Why `value` is not a usable cost weight lambda (None when it is).
+
+    The one definition of lambda's bounds: event files, `--lambda`, the API and
+    `MEMOREPAIR_LAMBDA` all check through it, each raising its own kind of error.
+    """
+    if isinstance(value, bool) or not math.isfinite(value) or not 0 <= value <= MAX_LAMBDA:
+        return f"lambda must be a finite number in [0, 1e9], got {value!r}"
+    return None
+
+
+#: Progress of a long step: (step, done, total), called as work completes.
+Progress = Callable[[str, int, int], None]
 
 Uid = Annotated[str, Field(pattern=UID_PATTERN)]
 Namespace = Annotated[str, Field(pattern=NS_PATTERN)]
@@ -152,6 +169,11 @@ def artifact_key(ns: str, uid: str) -> str:
     return f"{ns}/{uid}"
 
 
+def event_key(ns: str, event_id: str) -> str:
+    """The key of a repair event (unique per namespace: constraint `event_key`)."""
+    return f"{ns}/{event_id}"
+
+
 class EdgeIn(Strict):
     """A standalone edge line: INFLUENCES decides repair scope, RELATED only retrieval."""
 
@@ -226,8 +248,9 @@ class RepairEventSpec(Strict):
     @field_validator("lam")
     @classmethod
     def _check_lambda(cls, v: float | None) -> float | None:
-        if v is not None and (not math.isfinite(v) or v < 0 or v > 1e9):
-            raise ValueError(f"lambda must be a finite number in [0, 1e9], got {v!r}")
+        problem = None if v is None else lambda_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
     @model_validator(mode="after")

@@ -17,7 +17,7 @@ from functools import partial
 from typing import Any
 
 from memorepair import queries
-from memorepair.codec import canonical_json
+from memorepair.codec import stored_json
 from memorepair.errors import DatabaseError, InputError, UnknownArtifactError
 from memorepair.interchange import Memory, influence_order
 from memorepair.model import ArtifactIn, artifact_key, version_id
@@ -163,8 +163,8 @@ def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str,
                 "content": artifact.content,
                 "value": artifact.value,
                 "repair_cost": artifact.repair_cost,
-                "recipe": canonical_json(artifact.recipe.model_dump() if artifact.recipe else None),
-                "meta": canonical_json(artifact.meta),
+                "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
+                "meta": stored_json(artifact.meta),
                 "inputs": list(artifact.inputs),
                 "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
                 "live": live,

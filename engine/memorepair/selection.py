@@ -45,27 +45,36 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import igraph as ig
 import numpy as np
 import numpy.typing as npt
 
+from memorepair.candidates import Candidate, CandidateFamily
+
 __all__ = [
     "BACKENDS",
+    "Choice",
     "MinCutSolver",
     "PreparedCut",
     "Selection",
     "SelectionProblem",
+    "choose",
     "scaled_profits",
     "select_all",
     "select_greedy",
     "select_mincut",
     "select_sweep",
+    "selection_problem",
     "solve_closure",
 ]
+
+#: Which selection a repair runs: the exact min-cut, the greedy ablation, Repair-all, or
+#: "none" (the no-cascade-repair baseline, which selects nothing).
+Selector = Literal["mincut", "greedy", "all", "none"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -916,3 +925,62 @@ def select_all(problem: SelectionProblem, lam: float) -> Selection:
     an = _analyse(problem)
     lam_f = _check_lam(lam, an.costs)
     return _selection(an, ~an.blocked, lam_f, "all")
+
+
+# --------------------------------------------------------------------------- the repair's step
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What one event selects: S by uid, and the figures of the run and of Repair-all."""
+
+    selected: tuple[str, ...]  # uids of S, in family (uid) order
+    result: Selection
+    repair_all: Selection
+
+
+def selection_problem(
+    family: CandidateFamily, weight: Callable[[Candidate], float] | None = None
+) -> tuple[SelectionProblem, list[str]]:
+    """The problem over D+ by position, and the uid of each position.
+
+    This is the one place where candidates (known by uid everywhere else) become array
+    positions. ``weight`` replaces the candidates' values: the BFCL bench weighs them by
+    what Repair-all published to bound every selection's recovery.
+    """
+    repairable = family.repairable
+    position = {c.uid: k for k, c in enumerate(repairable)}
+    requires = [
+        (position[j], position[i])
+        for j, i in family.requirement_edges
+        if j in position and i in position
+    ]
+    problem = SelectionProblem(
+        weights=[weight(c) if weight else c.value for c in repairable],
+        costs=[c.cost for c in repairable],
+        executable=[c.executable for c in repairable],
+        requires=requires,
+    )
+    return problem, [c.uid for c in repairable]
+
+
+def choose(
+    family: CandidateFamily,
+    lam: float,
+    selector: Selector,
+    *,
+    backend: str = "auto",
+    threshold: int = _DEFAULT_THRESHOLD,
+) -> Choice:
+    """Select S from the family with the event's selector at its lambda."""
+    problem, uids = selection_problem(family)
+    if selector == "mincut":
+        result = select_mincut(problem, lam, backend=backend, threshold=threshold)
+    elif selector == "greedy":
+        result = select_greedy(problem, lam)
+    elif selector == "all":
+        result = select_all(problem, lam)
+    else:
+        result = Selection(tuple(False for _ in uids), 0.0, 0.0, 0.0, "none")
+    chosen = tuple(uid for uid, x in zip(uids, result.selected, strict=True) if x)
+    return Choice(chosen, result, select_all(problem, lam))

@@ -27,11 +27,6 @@ class OperatorError(MemoRepairError):
     """
 
 
-def canonical_json(value: Any) -> str:
-    """One text per value: sorted keys, no spaces, UTF-8 kept (replay compares bytes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
 def parse_json(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when ``text`` is JSON, else ``(False, text)``."""
     try:
@@ -111,10 +106,6 @@ def unknown_inputs(ctx: RepairContext, inputs: Iterable[str]) -> list[str]:
     """Inputs a successor claims that are not usable support (deleted, invalidated, unknown)."""
     allowed = {s.uid for s in ctx.support}
     return sorted({uid for uid in inputs if uid not in allowed})
-
-
-def option(ctx: RepairContext, key: str, default: Any) -> Any:
-    return ctx.options.get(key, default)
 
 
 # -- interfaces --------------------------------------------------------------------------

@@ -23,10 +23,11 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from memorepair.codec import canonical_json
 from memorepair.model import Interface
 
 from .base import Executor, Support, ToolBackend
-from .common import OperatorError, canonical_json, hashed_counts, parse_json, pick
+from .common import OperatorError, hashed_counts, parse_json, pick
 
 INPUT_REF = re.compile(r"^\$input:(?P<index>\d+)(?:\.(?P<path>.+))?$")
 

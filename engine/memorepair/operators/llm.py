@@ -1,8 +1,8 @@
 """Optional ``regen`` through an OpenAI-compatible chat-completions endpoint (urllib only).
 
-Enabled only when ``options["llm_base_url"]`` is set (then placed before the extractive
-``regen``); ``llm_model`` and ``llm_api_key`` complete the settings, ``llm_timeout_s``
-bounds the request. The model gets only the usable support, numbered with the citation it
+Registered only when ``MEMOREPAIR_LLM_BASE_URL`` is set (``OperatorConfig.llm``; then it
+comes before the extractive ``regen``); the model, key and timeout come from the same
+``LLMConfig``. The model gets only the usable support, numbered with the citation it
 must use (``[uid@vN]``), and its answer goes through the same citation, support and
 regression checks as extractive regen (minus the "text is a substring of the cited item"
 check, since the model paraphrases). Output is not guaranteed deterministic; requests use
@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from memorepair.model import Artifact, Kind, Mode
+from memorepair.settings import LLMConfig, OperatorConfig
 
 from .base import RepairContext, Successor, Validation
 from .common import CITATION, OperatorError, citation, normalise_ws
@@ -88,14 +89,20 @@ class LLMRegenOperator:
     name = "llm"
     mode = Mode.REGEN
 
-    def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
-        base = options.get("llm_base_url")
-        if not isinstance(base, str) or not base:
-            raise OperatorError("llm: options['llm_base_url'] is required")
-        self._url = base.rstrip("/") + "/chat/completions"
-        self._model = str(options.get("llm_model", "gpt-4o-mini"))
-        self._api_key = options.get("llm_api_key")
-        self._timeout = float(options.get("llm_timeout_s", 60.0))
+    def __init__(
+        self,
+        llm: LLMConfig,
+        *,
+        max_content_chars: int = OperatorConfig.max_content_chars,
+        transport: Transport | None = None,
+    ) -> None:
+        if not llm.base_url:
+            raise OperatorError("llm: a base URL is required (MEMOREPAIR_LLM_BASE_URL)")
+        self._url = llm.base_url.rstrip("/") + "/chat/completions"
+        self._model = llm.model
+        self._api_key = llm.api_key
+        self._timeout = llm.timeout_s
+        self._limit = max_content_chars
         self._transport = transport or urllib_transport
 
     def accepts(self, artifact: Artifact) -> bool:
@@ -104,7 +111,7 @@ class LLMRegenOperator:
     def request(self, ctx: RepairContext) -> tuple[dict[str, Any], dict[str, str]]:
         payload = {"model": self._model, "messages": build_messages(ctx), "temperature": 0}
         headers = {"Content-Type": "application/json"}
-        if isinstance(self._api_key, str) and self._api_key:
+        if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return payload, headers
 
@@ -130,4 +137,5 @@ class LLMRegenOperator:
             if prompt_skill
             else ctx.support,
             extractive=False,
+            limit=self._limit,
         )
