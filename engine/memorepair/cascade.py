@@ -77,7 +77,7 @@ def record_facts(
     A crash between batches leaves some edges written: the re-run reads them back
     (`withdrew`) and MERGEs the rest, so each node keeps exactly one.
     """
-    chosen = set(selected)
+    in_selection = set(selected)
     rows = [
         {
             "withdrew": cascade.withdrew[c.vid],
@@ -88,7 +88,7 @@ def record_facts(
             "value": c.value,
             "cost": c.cost,
             "requires": list(c.requires),
-            "selected": c.uid in chosen,
+            "selected": c.uid in in_selection,
         }
         for c in family.candidates
     ]

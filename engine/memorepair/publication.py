@@ -77,7 +77,7 @@ def decide(
         else:
             ok[c.uid] = True
             publishable.append(attempt)
-    chosen = set(selected)
+    in_selection = set(selected)
     for c in family.candidates:
         if c.uid in attempted:
             continue
@@ -85,7 +85,7 @@ def decide(
             outcomes.add("removed", c.uid, c.reason)
         elif not c.executable:
             outcomes.add("not_executable", c.uid, c.reason)
-        elif c.uid not in chosen:
+        elif c.uid not in in_selection:
             outcomes.add("unselected", c.uid, "value below lambda-weighted cost (not selected)")
     return publishable, outcomes
 

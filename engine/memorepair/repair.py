@@ -36,7 +36,7 @@ from memorepair.model import (
 )
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.publication import Outcomes
-from memorepair.selection import Choice, Selector, choose
+from memorepair.selection import EventSelection, Selector, select
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
 
@@ -55,15 +55,15 @@ class Plan:
     spec: RepairEventSpec
     cascade: list[str]
     family: CandidateFamily
-    choice: Choice
+    selection: EventSelection
 
     @property
     def selected(self) -> tuple[str, ...]:
-        return self.choice.selected
+        return self.selection.selected
 
     def as_dict(self) -> dict[str, Any]:
-        chosen = set(self.choice.selected)
-        result, repair_all = self.choice.result, self.choice.repair_all
+        in_selection = set(self.selection.selected)
+        result, repair_all = self.selection.result, self.selection.repair_all
         return {
             "event": self.spec.id,
             "type": self.spec.type.value,
@@ -77,7 +77,7 @@ class Plan:
                     "value": c.value,
                     "cost": c.cost,
                     "requires": list(c.requires),
-                    "selected": c.uid in chosen,
+                    "selected": c.uid in in_selection,
                     "reason": c.reason,
                 }
                 for c in self.family.candidates
@@ -105,10 +105,10 @@ def plan(
     with _gc_paused():
         reached = cascade.reach(store, spec)
         family = candidate_family(registry, config, spec, reached)
-        choice = choose(
+        selection = select(
             family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
         )
-    return Plan(spec, reached.uids, family, choice)
+    return Plan(spec, reached.uids, family, selection)
 
 
 def run(
@@ -152,8 +152,8 @@ def resolve(
     problem = None if lam is None else lambda_problem(lam)
     if problem:
         raise InputError(problem)
-    chosen = lam if lam is not None else spec.lam if spec.lam is not None else config.lam
-    return chosen, selector or config.selector
+    lam_ = lam if lam is not None else spec.lam if spec.lam is not None else config.lam
+    return lam_, selector or config.selector
 
 
 def _run(
@@ -177,13 +177,15 @@ def _run(
         clock.time("hold", barrier.hold, store, spec)
     withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
     family = clock.time("candidates", candidate_family, registry, config, spec, withdrawn)
-    choice = clock.time("selection", _choose, event, family, withdrawn, config)
+    selection = clock.time("selection", _select, event, family, withdrawn, config)
     if not event.reached("selected"):
-        clock.time("record", _record, store, event, withdrawn, family, choice)
-    attempts = clock.time("execution", _execute, store, registry, event, family, choice, progress)
+        clock.time("record", _record, store, event, withdrawn, family, selection)
+    attempts = clock.time(
+        "execution", _execute, store, registry, event, family, selection, progress
+    )
     attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
-    outcomes = clock.time("publication", _publish, store, event, family, choice, attempts)
-    report = _report(event, len(withdrawn.nodes), family, choice, outcomes, resumed_from)
+    outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+    report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
 
 
@@ -220,11 +222,11 @@ def _withdraw(store: Store, event: Event, wait_s: float) -> None:
         raise
 
 
-def _choose(
+def _select(
     event: Event, family: CandidateFamily, withdrawn: Cascade, config: RepairConfig
-) -> Choice:
+) -> EventSelection:
     """The selection at the event's lambda; a resumed run keeps the one it recorded."""
-    choice = choose(
+    selection = select(
         family,
         event.lam,
         cast(Selector, event.selector),
@@ -232,22 +234,26 @@ def _choose(
         threshold=config.solver_threshold,
     )
     if not event.reached("selected"):
-        return choice
+        return selection
     recorded = tuple(c.uid for c in family.candidates if c.uid in withdrawn.recorded_selection)
-    return replace(choice, selected=recorded)
+    return replace(selection, selected=recorded)
 
 
 def _record(
-    store: Store, event: Event, withdrawn: Cascade, family: CandidateFamily, choice: Choice
+    store: Store,
+    event: Event,
+    withdrawn: Cascade,
+    family: CandidateFamily,
+    selection: EventSelection,
 ) -> None:
     """The candidate facts on the audit edges, then the candidates and selected phases
     (re-recording facts is harmless: each edge is merged once)."""
     cascade.record_facts(
-        store, event.key, withdrawn, family, choice.selected, checkpoint=event.checkpoint
+        store, event.key, withdrawn, family, selection.selected, checkpoint=event.checkpoint
     )
     event.complete("candidates", {"candidates": len(family.candidates)})
     event.complete(
-        "selected", {"objective": choice.result.objective, "selected": len(choice.selected)}
+        "selected", {"objective": selection.result.objective, "selected": len(selection.selected)}
     )
 
 
@@ -256,7 +262,7 @@ def _execute(
     registry: OperatorRegistry,
     event: Event,
     family: CandidateFamily,
-    choice: Choice,
+    selection: EventSelection,
     progress: Progress,
 ) -> list[Attempt]:
     attempts = execution.stage(
@@ -264,7 +270,7 @@ def _execute(
         registry,
         event.spec,
         family,
-        choice.selected,
+        selection.selected,
         progress=progress,
         checkpoint=event.checkpoint,
     )
@@ -285,32 +291,36 @@ def _validate(
 
 
 def _publish(
-    store: Store, event: Event, family: CandidateFamily, choice: Choice, attempts: list[Attempt]
+    store: Store,
+    event: Event,
+    family: CandidateFamily,
+    selection: EventSelection,
+    attempts: list[Attempt],
 ) -> Outcomes:
     outcomes = publication.publish(
         store,
         event.spec,
         family,
-        choice.selected,
+        selection.selected,
         attempts,
-        figures=_figures(event, family, choice),
+        figures=_figures(event, family, selection),
         commit=event.commit("published", status="completed"),
         checkpoint=event.checkpoint,
     )
     return outcomes
 
 
-def _figures(event: Event, family: CandidateFamily, choice: Choice) -> dict[str, Any]:
+def _figures(event: Event, family: CandidateFamily, selection: EventSelection) -> dict[str, Any]:
     """The selection's value and cost, recorded on the event with the outcome counts."""
-    cost = sum(family.by_uid[u].cost for u in choice.selected)
-    value = sum(family.by_uid[u].value for u in choice.selected)
+    cost = sum(family.by_uid[u].cost for u in selection.selected)
+    value = sum(family.by_uid[u].value for u in selection.selected)
     return {
         "objective": value - event.lam * cost,
         "repair_value": value,
         "cost": cost,
-        "repair_all_cost": choice.repair_all.cost,
-        "repair_all_value": choice.repair_all.repair,
-        "backend": choice.result.backend,
+        "repair_all_cost": selection.repair_all.cost,
+        "repair_all_value": selection.repair_all.repair,
+        "backend": selection.result.backend,
     }
 
 
@@ -318,11 +328,11 @@ def _report(
     event: Event,
     withdrawn: int,
     family: CandidateFamily,
-    choice: Choice,
+    selection: EventSelection,
     outcomes: Outcomes,
     resumed_from: str | None,
 ) -> RepairReport:
-    figures = _figures(event, family, choice)
+    figures = _figures(event, family, selection)
     return RepairReport(
         event=event.spec.id,
         type=event.spec.type.value,
@@ -332,7 +342,7 @@ def _report(
         withdrawn=withdrawn,
         candidates=len(family.repairable),
         executable=sum(1 for c in family.repairable if c.executable),
-        selected=sorted(choice.selected),
+        selected=sorted(selection.selected),
         outcomes={k: sorted(v) for k, v in outcomes.sets.items()},
         objective=float(figures["objective"]),
         repair_value=float(figures["repair_value"]),

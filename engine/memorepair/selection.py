@@ -57,13 +57,13 @@ from memorepair.candidates import Candidate, CandidateFamily
 
 __all__ = [
     "BACKENDS",
-    "Choice",
+    "EventSelection",
     "MinCutSolver",
     "PreparedCut",
     "Selection",
     "SelectionProblem",
-    "choose",
     "scaled_profits",
+    "select",
     "select_all",
     "select_greedy",
     "select_mincut",
@@ -931,7 +931,7 @@ def select_all(problem: SelectionProblem, lam: float) -> Selection:
 
 
 @dataclass(frozen=True)
-class Choice:
+class EventSelection:
     """What one event selects: S by uid, and the figures of the run and of Repair-all."""
 
     selected: tuple[str, ...]  # uids of S, in family (uid) order
@@ -964,14 +964,14 @@ def selection_problem(
     return problem, [c.uid for c in repairable]
 
 
-def choose(
+def select(
     family: CandidateFamily,
     lam: float,
     selector: Selector,
     *,
     backend: str = "auto",
     threshold: int = _DEFAULT_THRESHOLD,
-) -> Choice:
+) -> EventSelection:
     """Select S from the family with the event's selector at its lambda."""
     problem, uids = selection_problem(family)
     if selector == "mincut":
@@ -982,5 +982,5 @@ def choose(
         result = select_all(problem, lam)
     else:
         result = Selection(tuple(False for _ in uids), 0.0, 0.0, 0.0, "none")
-    chosen = tuple(uid for uid, x in zip(uids, result.selected, strict=True) if x)
-    return Choice(chosen, result, select_all(problem, lam))
+    in_s = tuple(uid for uid, x in zip(uids, result.selected, strict=True) if x)
+    return EventSelection(in_s, result, select_all(problem, lam))
