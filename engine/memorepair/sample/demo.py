@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from memorepair.api import MemoryStore
 from memorepair.errors import InputError
 from memorepair.events import RepairReport
 from memorepair.model import RepairEventSpec
@@ -24,6 +24,21 @@ from .tools import register_tools
 DEMO_NAMESPACE = "demo"
 
 
+class Memory(Protocol):
+    """What the demo uses of a `MemoryStore` (the demo sits below the API it drives)."""
+
+    ns: str
+
+    def apply_schema(self) -> list[str]: ...
+    def clear(self) -> None: ...
+    def counts(self) -> dict[str, int]: ...
+    def register_backend(self, backend: Any) -> None: ...
+    def import_file(self, path: Path) -> ImportReport: ...
+    def event(self, event: Path) -> RepairEventSpec: ...
+    def repair(self, event: RepairEventSpec) -> RepairReport: ...
+    def stale_served(self) -> list[dict[str, Any]]: ...
+
+
 @dataclass
 class DemoResult:
     imported: ImportReport
@@ -33,7 +48,7 @@ class DemoResult:
 
 
 def run(
-    memory: MemoryStore,
+    memory: Memory,
     *,
     keep: bool = False,
     imported: Callable[[ImportReport], None] = lambda report: None,
@@ -63,7 +78,7 @@ def run(
     return result
 
 
-def _refuse_foreign_data(memory: MemoryStore) -> None:
+def _refuse_foreign_data(memory: Memory) -> None:
     """The demo clears its namespace: only its own, or an empty one."""
     if memory.ns != DEMO_NAMESPACE and any(memory.counts().values()):
         raise InputError(
