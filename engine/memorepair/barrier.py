@@ -23,7 +23,6 @@ served at once.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
@@ -191,17 +190,7 @@ def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, obj
     for uid in spec.roots:
         k = artifact_key(ns, uid)
         version = latest[k] + 1
-        if spec.type is EventType.CORRECT:
-            replacement = next(r for r in spec.replacements if r.replaces == uid)
-            content = replacement.content
-            meta = stored_json(replacement.meta)
-            recipe = stored_json(replacement.recipe.model_dump() if replacement.recipe else None)
-        else:
-            assert spec.interface is not None  # the model guarantees it for migrate
-            interface = spec.interface.model_dump()
-            content = json.dumps(interface, sort_keys=True)
-            meta = stored_json({"tool": spec.interface.tool, "interface": interface})
-            recipe = None
+        content, meta, recipe = spec.delta(uid)
         rows.append(
             {
                 "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
@@ -209,8 +198,8 @@ def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, obj
                 "key": k,
                 "version": version,
                 "content": content,
-                "meta": meta,
-                "recipe": recipe,
+                "meta": stored_json(meta),
+                "recipe": stored_json(recipe.model_dump() if recipe else None),
             }
         )
     tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

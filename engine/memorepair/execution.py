@@ -18,6 +18,7 @@ from memorepair.codec import artifact_from_row, stored_json
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
+    EventType,
     Interface,
     Progress,
     RepairEventSpec,
@@ -89,27 +90,88 @@ def stage(
     committed. A crash may lose the batches in flight, never a committed one.
     """
     key = event_key(spec.ns, spec.id)
-    candidates = order(family, selected)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
-    support = _read_support(store, spec, family, candidates)
+    support = _read_support(store, spec, family, order(family, selected))
+    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key) as writer:
+
+        def write(attempt: Attempt) -> None:
+            if writer.add(_row(attempt)):
+                checkpoint("staging")
+
+        return _build_all(registry, spec, family, selected, support, previous, write, progress)
+
+
+def build_dry(
+    store: Store,
+    registry: OperatorRegistry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[str],
+) -> list[Attempt]:
+    """The successors `stage` would build if the event ran now, built in memory only.
+
+    Nothing is written: the event's effect on its roots is applied to what the operators
+    see instead (a deleted root is gone from the support and counts as invalidated; a
+    corrected or migrated root is its replacement), as the barrier would have made it.
+    """
+    support = _read_support(store, spec, family, order(family, selected))
+    _apply_delta(spec, family, support)
+    return _build_all(registry, spec, family, selected, support, {}, lambda a: None, _quiet)
+
+
+def _build_all(
+    registry: OperatorRegistry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[str],
+    support: _Support,
+    previous: Mapping[str, Mapping[str, Any]],
+    write: Callable[[Attempt], None],
+    progress: Progress,
+) -> list[Attempt]:
+    """Each candidate's attempt, in topological order; fresh successors go to `write`."""
+    candidates = order(family, selected)
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
-    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key) as writer:
-        for done, candidate in enumerate(candidates, start=1):
-            ctx = _context(spec, support, candidate.vid, successors)
-            reused = previous.get(candidate.vid)
-            attempt = (
-                _reused(candidate, ctx, reused)
-                if reused is not None
-                else _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
-            )
-            if reused is None and attempt.successor is not None and writer.add(_row(attempt)):
-                checkpoint("staging")
+    for done, candidate in enumerate(candidates, start=1):
+        ctx = _context(spec, support, candidate.vid, successors)
+        reused = previous.get(candidate.vid)
+        if reused is not None:
+            attempt = _reused(candidate, ctx, reused)
+        else:
+            attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
             if attempt.successor is not None:
-                successors[candidate.uid] = _staged_support(attempt)
-            attempts.append(attempt)
-            progress("execute", done, len(candidates))
+                write(attempt)
+        if attempt.successor is not None:
+            successors[candidate.uid] = _staged_support(attempt)
+        attempts.append(attempt)
+        progress("execute", done, len(candidates))
     return attempts
+
+
+def _apply_delta(spec: RepairEventSpec, family: CandidateFamily, support: _Support) -> None:
+    """What the barrier would do to the roots, on the support read before it (dry runs)."""
+    for vid, artifact in list(support.inputs.items()):
+        if artifact.uid not in family.root_vids or artifact.visibility != Visibility.LIVE:
+            continue
+        gone = Visibility.REMOVED if spec.type is EventType.DELETE else Visibility.SUPERSEDED
+        support.inputs[vid] = artifact.model_copy(update={"visibility": gone})
+        support.retained.pop(artifact.uid, None)
+        if spec.type is not EventType.DELETE:
+            content, meta, recipe = spec.delta(artifact.uid)
+            replacement = artifact.model_copy(
+                update={
+                    "version": support.latest.get(artifact.uid, artifact.version) + 1,
+                    "content": content,
+                    "meta": meta,
+                    "recipe": recipe,
+                }
+            )
+            support.retained[artifact.uid] = _support(replacement, "replacement")
+
+
+def _quiet(step: str, done: int, total: int) -> None:
+    """No progress for a dry run."""
 
 
 def _read_support(

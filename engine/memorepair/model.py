@@ -7,6 +7,7 @@ Field names are the ones used in the JSON Lines interchange, in Neo4j and in the
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from enum import StrEnum
@@ -252,6 +253,18 @@ class RepairEventSpec(Strict):
         if problem:
             raise ValueError(problem)
         return v
+
+    def delta(self, uid: str) -> tuple[str, dict[str, JsonValue], Recipe | None]:
+        """What root `uid` becomes (content, meta, recipe): its replacement X_delta for a
+        `correct` event, the new interface kappa_e for a `migrate` one."""
+        if self.type is EventType.CORRECT:
+            replacement = next(r for r in self.replacements if r.replaces == uid)
+            return replacement.content, dict(replacement.meta or {}), replacement.recipe
+        if self.interface is None:
+            raise ValueError(f"a {self.type.value!r} event does not replace its roots")
+        interface = self.interface.model_dump()
+        meta = {"tool": self.interface.tool, "interface": interface}
+        return json.dumps(interface, sort_keys=True), meta, None
 
     @model_validator(mode="after")
     def _check_delta(self) -> RepairEventSpec:
