@@ -38,6 +38,7 @@ from memorepair.model import (
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.recording import OnStale
 from memorepair.repair import Plan
 from memorepair.selection import Selector
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
@@ -94,15 +95,25 @@ class MemoryStore:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
-    def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
-        """Record one artifact with its inputs; withdrawn at once if its support is."""
+    def record(
+        self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
+    ) -> dict[str, Any]:
+        """Record one artifact with its inputs; withdrawn at once if its support is.
+
+        Inputs are uids (the versions served now) or `uid@N`, the version the writer read
+        (every serving read says which version it served). An artifact whose pinned input
+        is no longer served is recorded withdrawn (`on_stale="withdraw"`) or refused
+        (`"refuse"`), never served.
+        """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item)
+        return recording.record(self.store, self.ns, item, on_stale=on_stale)
 
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
         progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
@@ -113,12 +124,20 @@ class MemoryStore:
                 edges.append(item)
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
-        return recording.import_memory(self.store, self.ns, memory, progress=progress)
+        return recording.import_memory(
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+        )
 
     def import_file(
-        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+        self,
+        path: Path,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
-        return recording.import_memory(self.store, self.ns, read_memory(path), progress=progress)
+        return recording.import_memory(
+            self.store, self.ns, read_memory(path), on_stale=on_stale, progress=progress
+        )
 
     def export_file(self, path: Path) -> int:
         """Write the served memory as JSON Lines (re-importable into an empty namespace)."""

@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass
 
 from memorepair import queries
-from memorepair.codec import stored_json
+from memorepair import replacement
 from memorepair.errors import CascadeBusyError, UnknownArtifactError
 from memorepair.events import PhaseCommit
-from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
+from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
 
 COUNT_UNHELD = queries.named("barrier/count_unheld")
@@ -39,9 +39,7 @@ HOLD_CASCADE = queries.named("barrier/hold_cascade")
 LINK_ROOTS = queries.named("barrier/link_roots")
 LOCK_HEADS = queries.named("store/lock_heads")
 MARK_HELD = queries.named("barrier/mark_held")
-MAX_VERSIONS = queries.named("execution/max_versions")
 OPEN_HOLDERS = queries.named("barrier/open_holders")
-REPLACE_ROOTS = queries.named("barrier/replace_roots")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")
 WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
 WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
@@ -90,6 +88,7 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) 
     key = event_key(spec.ns, spec.id)
     root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
     roots = _lock_roots(tx, spec, root_keys)
+    lineage = replacement.lock_inputs(tx, spec, roots)
     if cascade:
         withdrawn, rounds = _withdraw_cascade(tx, spec, key, root_keys)
         tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
@@ -98,7 +97,8 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) 
         _refuse_if_busy(tx, spec, result["holders"])
         withdrawn, rounds = int(result["withdrawn"]), 1
     if spec.type is not EventType.DELETE:
-        _replace_roots(tx, spec, roots)
+        replacement.check_still_served(tx, spec, lineage)
+        replacement.replace(tx, spec, roots, lineage)
     commit(tx, {"withdrawn": withdrawn, "barrier_rounds": rounds})
     return withdrawn, rounds
 
@@ -180,26 +180,3 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
         tx.run(MARK_HELD, event_key=key)
 
     store.transaction(work)
-
-
-def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
-    ns = spec.ns
-    keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
-    rows = []
-    for uid in spec.roots:
-        k = artifact_key(ns, uid)
-        version = latest[k] + 1
-        content, meta, recipe = spec.delta(uid)
-        rows.append(
-            {
-                "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
-                "vid": version_id(ns, uid, version),
-                "key": k,
-                "version": version,
-                "content": content,
-                "meta": stored_json(meta),
-                "recipe": stored_json(recipe.model_dump() if recipe else None),
-            }
-        )
-    tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

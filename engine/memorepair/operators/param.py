@@ -68,7 +68,11 @@ class ParamOperator:
 
 
 def _manifest_problem(ctx: RepairContext, skill: NeuralSkill, successor: Successor) -> str | None:
-    leaked = sorted(set(skill.manifest) & {a.uid for a in ctx.invalidated})
+    """The manifest names uids: a corrected record keeps its uid, and its replacement (in
+    the support) is what the successor trained on, so only invalidated uids without a
+    usable version count as leaked."""
+    usable = {s.uid for s in ctx.support}
+    leaked = sorted(set(skill.manifest) & ({a.uid for a in ctx.invalidated} - usable))
     if leaked:
         return f"forget: manifest includes invalidated records {leaked}"
     stray = unknown_inputs(ctx, (*skill.manifest, *successor.inputs))
