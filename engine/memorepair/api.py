@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memorepair import audit, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError, describe_validation
+from memorepair.errors import InputError, UnknownArtifactError, describe_validation
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
 from memorepair.model import (
@@ -209,6 +210,56 @@ class MemoryStore:
             self.store, self.registry, self.config, self.ns, event_id, progress=progress
         )
 
+    def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
+        """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
+        after installing the tool back-end a migration needed."""
+        return repair.retry(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
+
+    def update(
+        self,
+        uid: str,
+        *,
+        content: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        inputs: Sequence[str] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        erase: bool = False,
+        progress: Progress = _quiet,
+    ) -> RepairReport:
+        """Change a served artifact as a `correct` event, with its cascade and barrier.
+
+        What is not given is kept: the content, the meta and the inputs (`uid` or `uid@N`)
+        of the served version. `erase=True` also erases the old text everywhere, as a
+        delete does. Returns the event's report (the id is generated unless given).
+        """
+        if content is None and meta is None and inputs is None:
+            raise InputError(f"update of {uid!r}: give content, meta or inputs to change")
+        served = self.retrieve(uid=uid)
+        if not served:
+            raise UnknownArtifactError(
+                f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
+                f"`memorepair audit lineage {uid}`: it is withdrawn, deleted or unknown)"
+            )
+        replacement: dict[str, Any] = {"replaces": uid, "content": content}
+        if content is None:
+            replacement["content"] = served[0].content
+        if meta is not None:
+            replacement["meta"] = dict(meta)
+        if inputs is not None:
+            replacement["inputs"] = list(inputs)
+        spec = {
+            "id": event_id or update_id(uid),
+            "type": "correct",
+            "roots": [uid],
+            "reason": reason or f"update of {uid}",
+            "replacements": [replacement],
+            "erase": erase,
+        }
+        return self.repair(spec, progress=progress)
+
     def report(self, event_id: str) -> RepairReport:
         return events.report_of(self.store, self.ns, event_id)
 
@@ -247,6 +298,7 @@ class MemoryStore:
             "server": self.store.uri,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
+            "withdrawn": self.still_withdrawn(),
         }
 
     def audit_events(self) -> list[dict[str, Any]]:
@@ -274,6 +326,12 @@ class MemoryStore:
 
     def register_backend(self, backend: ToolBackend) -> None:
         self.registry.register_backend(backend)
+
+
+def update_id(uid: str) -> str:
+    """A fresh event id for an update: readable, unique, and a valid event id."""
+    readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
+    return f"update-{readable}-{uuid.uuid4().hex[:12]}"
 
 
 def open_store(

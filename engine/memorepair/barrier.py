@@ -26,8 +26,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from memorepair import queries
-from memorepair import replacement
+from memorepair import queries, replacement
 from memorepair.errors import CascadeBusyError, UnknownArtifactError
 from memorepair.events import PhaseCommit
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
@@ -43,6 +42,7 @@ OPEN_HOLDERS = queries.named("barrier/open_holders")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")
 WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
 WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
+WITHDRAW_STRANDED = queries.named("barrier/withdraw_stranded")
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,10 @@ def withdraw_when_free(
 def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) -> tuple[int, int]:
     key = event_key(spec.ns, spec.id)
     root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    if spec.retry_of is not None:  # a retry takes over what its event left stranded
+        (result,) = tx.run(WITHDRAW_STRANDED, event_key=key, of=event_key(spec.ns, spec.retry_of))
+        commit(tx, {"withdrawn": int(result["withdrawn"]), "barrier_rounds": 1})
+        return int(result["withdrawn"]), 1
     roots = _lock_roots(tx, spec, root_keys)
     lineage = replacement.lock_inputs(tx, spec, roots)
     if cascade:

@@ -12,13 +12,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from memorepair.errors import InputError, MemoRepairError
+from memorepair.recording import OnStale
 from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from memorepair.api import MemoryStore
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -98,7 +102,7 @@ def _settings() -> Settings:
 
 
 @contextmanager
-def _memory(ctx: click.Context) -> Iterator[Any]:
+def _memory(ctx: click.Context) -> Iterator[MemoryStore]:
     from memorepair.api import open_store
 
     memory = open_store(ns=ctx.obj.get("ns"), settings=_settings())
@@ -208,6 +212,102 @@ def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
     )
 
 
+@cli.command("record")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--on-stale",
+    type=click.Choice(["withdraw", "refuse"]),
+    default="withdraw",
+    show_default=True,
+    help="A pinned input (uid@N) no longer served: record withdrawn, or refuse.",
+)
+@JSON_OPTION
+@click.pass_context
+def record_cmd(ctx: click.Context, source: Any, on_stale: str, as_json: bool) -> None:
+    """Record one artifact from a JSON object (a memory line's fields; `-` reads stdin).
+
+    \b
+      echo '{"uid": "sum-2", "kind": "summary", "content": "...",
+             "inputs": ["policy@3", "note-7"]}' | memorepair record -
+
+    Inputs are uids (the versions served now) or uid@N, the version the agent read; an
+    artifact derived from a version that is no longer served is never served itself.
+    Changing an artifact that exists is `memorepair update`.
+    """
+    data = _json_object(source.read(), source.name)
+    with _memory(ctx) as memory:
+        row = memory.record(data, on_stale=cast(OnStale, on_stale))
+    state = "served" if row["live"] else f"withdrawn (held by event {row['held_by']})"
+    _emit(row, as_json, lambda: click.echo(f"recorded {row['vid']}: {state}"))
+
+
+@cli.command("update")
+@click.argument("uid")
+@click.option("--content", help="The new content (default: keep the served content).")
+@click.option(
+    "--content-file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read the new content from a file (`-`: stdin).",
+)
+@click.option("--meta", "meta_json", help="The new meta, a JSON object (default: keep).")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    help="An input uid or uid@N, repeatable; replaces the inputs (default: keep them).",
+)
+@click.option("--reason", default="", help="Why, for the audit trail.")
+@click.option("--id", "event_id", help="The event id (default: generated).")
+@click.option("--erase", is_flag=True, help="Also erase the old text everywhere, as delete does.")
+@JSON_OPTION
+@click.pass_context
+def update_cmd(
+    ctx: click.Context,
+    uid: str,
+    content: str | None,
+    content_file: Any,
+    meta_json: str | None,
+    inputs: tuple[str, ...],
+    reason: str,
+    event_id: str | None,
+    erase: bool,
+    as_json: bool,
+) -> None:
+    """Change a served artifact: a `correct` event with its cascade and barrier.
+
+    Everything derived from the old version is withdrawn at once and repaired from the
+    new one. Exits 5 if some of it could not be repaired (see `memorepair retry`).
+    """
+    if content is not None and content_file is not None:
+        raise InputError("give --content or --content-file, not both")
+    text = content_file.read() if content_file is not None else content
+    meta = _json_object(meta_json, "--meta") if meta_json is not None else None
+    with _memory(ctx) as memory:
+        report = memory.update(
+            uid,
+            content=text,
+            meta=meta,
+            inputs=list(inputs) if inputs else None,
+            reason=reason,
+            event_id=event_id,
+            erase=erase,
+            progress=_Progress(quiet=as_json),
+        )
+    _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
+
+
+def _json_object(text: str, where: str) -> dict[str, Any]:
+    """A JSON object given on the command line or in a file, or a one-line error."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
 @cli.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
 @click.pass_context
@@ -265,6 +365,32 @@ def plan_cmd(
     _emit(data, as_json, human)
 
 
+#: Exit status of a repair that completed but left candidates failed or blocked: their
+#: artifacts stay withdrawn until `memorepair retry EVENT` (or a new event) repairs them.
+STRANDED_EXIT = 5
+
+
+def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
+    """Exit STRANDED_EXIT when any report left candidates failed or blocked, naming them."""
+    stranded = [
+        (r["event"], outcome, uid, r["details"].get(uid, ""))
+        for r in reports
+        for outcome in ("failed", "blocked", "input_withdrawn")
+        for uid in r["outcomes"].get(outcome, [])
+    ]
+    if not stranded:
+        return
+    if not as_json:
+        click.echo(f"{len(stranded)} artifact(s) stay withdrawn, not repaired:", err=True)
+        for event, outcome, uid, why in stranded[:20]:
+            click.echo(f"  {uid} ({outcome} in {event}): {why}", err=True)
+        if len(stranded) > 20:
+            click.echo(f"  ... and {len(stranded) - 20} more (`memorepair status`)", err=True)
+        events = ", ".join(sorted({e for e, *_ in stranded}))
+        click.echo(f"fix the cause, then: memorepair retry {events}", err=True)
+    sys.exit(STRANDED_EXIT)
+
+
 def _print_report(data: dict[str, Any]) -> None:
     click.echo(
         f"event {data['event']} ({data['type']}): {data['status']}"
@@ -295,6 +421,8 @@ def repair_cmd(
     """Run a repair event: withdraw, select, execute, validate, republish.
 
     Idempotent by event id: running the same event again after a crash resumes it.
+    Exits 5 when it completed but left candidates failed or blocked (they stay withdrawn;
+    `memorepair retry EVENT_ID` re-attempts them once the cause is fixed).
     """
     with _memory(ctx) as memory:
         report = memory.repair(
@@ -304,6 +432,25 @@ def repair_cmd(
             progress=_Progress(quiet=as_json),
         )
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
+
+
+@cli.command("retry")
+@click.argument("event_id")
+@JSON_OPTION
+@click.pass_context
+def retry_cmd(ctx: click.Context, event_id: str, as_json: bool) -> None:
+    """Re-attempt what an event left failed or blocked, as a follow-up event.
+
+    For a repair that exited 5: fix the cause first (install the tool back-end a
+    migration needs, say), then retry. The follow-up event EVENT_ID.retry-N takes the
+    stranded artifacts over at its barrier and repairs them under the same rules; exits 5
+    again if some still fail.
+    """
+    with _memory(ctx) as memory:
+        report = memory.retry(event_id, progress=_Progress(quiet=as_json))
+    _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
 
 
 @cli.command("resume")
@@ -323,26 +470,36 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool) -> None:
             _print_report(item)
 
     _emit(data, as_json, human)
+    _finish(data, as_json)
 
 
 @cli.command("status")
 @JSON_OPTION
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Artifacts by visibility and the open (unfinished) events of the namespace."""
+    """Artifacts by visibility, open events, and what is still withdrawn and why."""
     with _memory(ctx) as memory:
         data = memory.status()
     counts, open_events = data["artifacts"], data["open_events"]
-    _emit(
-        data,
-        as_json,
-        lambda: click.echo(
+
+    def human() -> None:
+        click.echo(
             f"namespace {data['namespace']} on {data['server']}\n  "
             + "  ".join(f"{k} {v}" for k, v in counts.items())
             + "\n  open events: "
             + (", ".join(f"{e['id']} ({e['phase']})" for e in open_events) or "none")
-        ),
-    )
+        )
+        withdrawn = data["withdrawn"]
+        click.echo(f"  still withdrawn: {len(withdrawn) or 'nothing'}")
+        for row in withdrawn[:20]:
+            click.echo(
+                f"    {row['uid']}@{row['version']}  {row['outcome']} in {row['event']}"
+                + (f": {row['reason']}" if row["reason"] else "")
+            )
+        if len(withdrawn) > 20:
+            click.echo(f"    ... and {len(withdrawn) - 20} more (--json lists all)")
+
+    _emit(data, as_json, human)
 
 
 @cli.command("retrieve")

@@ -31,6 +31,7 @@ from memorepair.store import Store, Tx
 CREATE_EVENT = queries.named("events/create_event")
 GET_EVENT = queries.named("events/get_event")
 OPEN_EVENTS = queries.named("events/open_events")
+RETRIES = queries.named("events/retries")
 SET_PHASE = queries.named("events/set_phase")
 EVENT_SETS = queries.named("audit/event_sets")
 EVENT_SELECTED = queries.named("audit/event_selected")
@@ -188,6 +189,7 @@ def open_event(
         spec=canonical_json(_spec_json(spec)),
         digest=digest(spec),
         selector=selector,
+        retry_of=spec.retry_of,
     )[0]
     record = dict(created["event"])
     if record["digest"] != digest(spec):
@@ -213,6 +215,11 @@ def open_event_specs(store: Store, ns: str, event_id: str | None) -> list[Repair
 def open_events(store: Store, ns: str) -> list[dict[str, Any]]:
     """Events that have not completed (id, phase, status), oldest first."""
     return store.read(OPEN_EVENTS, ns=ns)
+
+
+def retries(store: Store, ns: str, event_id: str) -> list[dict[str, Any]]:
+    """The follow-up events that retried `event_id` (id, status, phase), oldest first."""
+    return store.read(RETRIES, ns=ns, id=event_id)
 
 
 def recorded_spec(store: Store, ns: str, event_id: str) -> RepairEventSpec:

@@ -381,14 +381,14 @@ class RepairEventSpec(Strict):
     def _check_delta(self) -> RepairEventSpec:
         if len(set(self.roots)) != len(self.roots):
             raise ValueError("roots lists a uid twice")
-        if self.type is EventType.CORRECT:
+        if self.type is EventType.CORRECT and self.retry_of is None:
             replaced = [r.replaces for r in self.replacements]
             if sorted(replaced) != sorted(self.roots):
                 raise ValueError(
                     "a 'correct' event needs exactly one replacement per root "
                     f"(roots {sorted(self.roots)}, replacements for {sorted(replaced)})"
                 )
-        elif self.replacements:
+        elif self.replacements and self.type is not EventType.CORRECT:
             raise ValueError(
                 f"replacements are only allowed for 'correct', not {self.type.value!r}"
             )

@@ -144,6 +144,53 @@ def resume(
     ]
 
 
+def retry(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    ns: str,
+    event_id: str,
+    progress: Progress = _quiet,
+) -> RepairReport:
+    """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
+
+    The follow-up (`<id>.retry-<n>`) takes over the stranded versions at its barrier and
+    repairs them under the same selection rules and lambda, with the registry as it is now
+    (a back-end installed since, say). An interrupted retry is resumed instead.
+    """
+    original = events.recorded_spec(store, ns, event_id)
+    chain = events.retries(store, ns, event_id)
+    if chain and chain[-1]["status"] == "open":
+        return run(store, registry, config, events.recorded_spec(store, ns, chain[-1]["id"]))
+    base = chain[-1]["id"] if chain else event_id
+    stranded = _stranded(events.report_of(store, ns, base))
+    if not stranded:
+        raise InputError(f"event {base!r} left nothing failed or blocked to retry")
+    record = events.record(store, ns, event_id)
+    spec = RepairEventSpec.model_validate(
+        {
+            "id": f"{event_id[:110]}.retry-{len(chain) + 1}",
+            "type": original.type,
+            "roots": original.roots,
+            "ns": ns,
+            "lambda": float(record["lambda"]),
+            "reason": f"retry of {base}: {len(stranded)} failed or blocked",
+            "interface": original.interface,
+            "retry_of": base,
+        }
+    )
+    selector = cast(Selector, record["selector"])
+    return run(store, registry, config, spec, selector=selector, progress=progress)
+
+
+#: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
+STRANDED = ("failed", "blocked", "input_withdrawn")
+
+
+def _stranded(report: RepairReport) -> list[str]:
+    return sorted(u for outcome in STRANDED for u in report.outcomes.get(outcome, []))
+
+
 def resolve(
     spec: RepairEventSpec, lam: float | None, selector: Selector | None, config: RepairConfig
 ) -> tuple[float, Selector]:
