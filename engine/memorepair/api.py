@@ -313,6 +313,11 @@ class MemoryStore:
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
 
+    def audit_erasure(self, event_id: str) -> dict[str, Any]:
+        """An erasing event's record and its proof: no copy of the erased text anywhere in
+        the namespace (every property of every node and relationship scanned)."""
+        return audit.erasure(self.store, self.ns, event_id)
+
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
 

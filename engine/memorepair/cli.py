@@ -617,6 +617,41 @@ def audit_withdrawn(ctx: click.Context, as_json: bool) -> None:
     )
 
 
+@audit.command("erasure")
+@click.argument("event_id")
+@JSON_OPTION
+@click.pass_context
+def audit_erasure(ctx: click.Context, event_id: str, as_json: bool) -> None:
+    """What a delete (or a correct with erase) erased, and the proof that no copy is left.
+
+    Scans every property of every node and relationship in the namespace for the erased
+    text's fingerprints (hashes of its phrases and identifiers: the text itself is not
+    kept). Exit 4 when a copy is found, naming where.
+    """
+    with _memory(ctx) as memory:
+        record = memory.audit_erasure(event_id)
+
+    def human() -> None:
+        scanned = record["scanned"]
+        click.echo(
+            f"event {record['event']} ({record['type']}, {record['status']}): erased at "
+            f"{record['erased_at'] or '(in progress)'}, {record['versions']} versions redacted"
+        )
+        for root in record["roots"] or []:
+            click.echo(f"  erased {root.rsplit(':', 1)[0]}  sha256 {root.rsplit(':', 1)[1]}")
+        click.echo(
+            f"  scanned {scanned['nodes']} nodes and {scanned['relationships']} relationships "
+            f"for {record['fingerprints']} fingerprints: "
+            + ("no copy left" if record["ok"] else f"{len(record['copies'])} copies found")
+        )
+        for copy in record["copies"][:20]:
+            click.echo(f"  COPY in {copy['where']} ({copy['labels']}).{copy['property']}")
+
+    _emit(record, as_json, human)
+    if not record["ok"]:
+        sys.exit(4)
+
+
 def _stale_line(row: dict[str, Any]) -> str:
     if row["support"] is None:
         return f"STALE {row['uid']}@{row['version']} ({row['support_visibility']})"
@@ -679,9 +714,17 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
         if narrate:
             click.echo(f"$ memorepair repair {name}   # {spec.reason}")
 
-    def after(report: Any) -> None:
+    def after(report: Any, erasure: dict[str, Any] | None) -> None:
         if narrate:
             _print_report(report.as_dict())
+            if erasure is not None:
+                scanned = erasure["scanned"]
+                click.echo(
+                    f"  erasure: {erasure['versions']} versions redacted; "
+                    f"`memorepair audit erasure {report.event}` scanned {scanned['nodes']} "
+                    f"nodes and {scanned['relationships']} relationships: "
+                    + ("no copy of the deleted text left" if erasure["ok"] else "COPIES LEFT")
+                )
             click.echo("")
 
     with _memory(ctx) as memory:
@@ -689,6 +732,7 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     stale, counts = result.stale_served, result.artifacts
     data = {
         "events": [r.as_dict() for r in result.reports],
+        "erasures": result.erasures,
         "stale_served": stale,
         "artifacts": counts,
     }

@@ -1,6 +1,7 @@
 """The lifecycle of one repair event: its node, its phases, resumption and its report.
 
     created -> withdrawn -> candidates -> selected -> staged -> validated -> published
+    (-> erased, for an event that erases: it completes only once no copy is left)
 
 This module alone writes an event's phase. A step that commits its effect in one
 transaction (the barrier, the selection record, publication) is handed `Event.commit`,
@@ -36,7 +37,16 @@ SET_PHASE = queries.named("events/set_phase")
 EVENT_SETS = queries.named("audit/event_sets")
 EVENT_SELECTED = queries.named("audit/event_selected")
 
-PHASES = ("created", "withdrawn", "candidates", "selected", "staged", "validated", "published")
+PHASES = (
+    "created",
+    "withdrawn",
+    "candidates",
+    "selected",
+    "staged",
+    "validated",
+    "published",
+    "erased",  # erasing events only (delete, correct with erase): completes them
+)
 
 #: Fault injection for the crash tests: after this phase (or inner point: "recording",
 #: "staging", "publishing") commits, the process marks a file and waits to be killed.
@@ -107,6 +117,15 @@ def _spec_json(spec: RepairEventSpec) -> dict[str, Any]:
     return spec.model_dump(mode="json", by_alias=True)
 
 
+def _stored_spec(spec: RepairEventSpec) -> dict[str, Any]:
+    """The spec as the event node keeps it: no replacement text (that lives only in the
+    replacement version, which an erasure can redact; the digest stands for the rest)."""
+    data = _spec_json(spec)
+    for replacement in data.get("replacements", []):
+        replacement.update(content="", meta=None, recipe=None)
+    return data
+
+
 class Event:
     """One event's record and its phase state machine (see the module docstring)."""
 
@@ -143,10 +162,10 @@ class Event:
 
         return record
 
-    def complete(self, phase: str, figures: Mapping[str, Any]) -> None:
+    def complete(self, phase: str, figures: Mapping[str, Any], *, status: str = "open") -> None:
         """Record a phase after a step whose re-run is harmless (unless already recorded)."""
-        if not self.reached(phase):
-            self.store.transaction(lambda tx: self.commit(phase)(tx, figures))
+        if not self.reached(phase) or self.status != status:
+            self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
 
     def refuse(self, error: InputError) -> None:
         """The barrier refused the event before withdrawing anything: the id stays free."""
@@ -170,12 +189,20 @@ class Event:
 
 
 def open_event(
-    store: Store, spec: RepairEventSpec, *, lam: float, selector: str, state_dir: Path
+    store: Store,
+    spec: RepairEventSpec,
+    *,
+    lam: float,
+    selector: str,
+    state_dir: Path,
+    recorded: bool = False,
 ) -> tuple[Event, str | None]:
     """Create the event's node, or find it again; returns it and the phase it resumes from.
 
     A re-run keeps the lambda and selector the event was created with. An id already used
-    for a different event is refused; a refused event (nothing withdrawn) may run again.
+    for a different event is refused (unless the spec is the one the event recorded,
+    `recorded`, which lacks replacement text); a refused event (nothing withdrawn) may
+    run again.
     """
     created = store.write(
         CREATE_EVENT,
@@ -186,13 +213,13 @@ def open_event(
         roots=list(spec.roots),
         lam=lam,
         reason=spec.reason,
-        spec=canonical_json(_spec_json(spec)),
+        spec=canonical_json(_stored_spec(spec)),
         digest=digest(spec),
         selector=selector,
         retry_of=spec.retry_of,
     )[0]
     record = dict(created["event"])
-    if record["digest"] != digest(spec):
+    if not recorded and record["digest"] != digest(spec):
         raise EventStateError(
             f"event id {spec.id!r} was already used for a different event in namespace "
             f"{spec.ns!r}; give this one a new id"
@@ -233,6 +260,29 @@ def record(store: Store, ns: str, event_id: str) -> dict[str, Any]:
             f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
         )
     return dict(found[0]["event"])
+
+
+def skipped(spec: RepairEventSpec, why: str) -> RepairReport:
+    """The report of an event `resume` could not continue (it stays as it was)."""
+    return RepairReport(
+        event=spec.id,
+        type=spec.type.value,
+        status="skipped",
+        selector="",
+        lam=0.0,
+        withdrawn=0,
+        candidates=0,
+        executable=0,
+        selected=[],
+        outcomes={},
+        objective=0.0,
+        repair_value=0.0,
+        cost=0.0,
+        repair_all_value=0.0,
+        repair_all_cost=0.0,
+        backend="",
+        details={"error": why},
+    )
 
 
 def report_of(

@@ -229,7 +229,6 @@ def _closing_rows(
                     "outcome": outcome,
                     "detail": outcomes.details.get(uid, ""),
                     "remove": outcome == "removed",
-                    "erase": False,
                 }
             )
     if spec.type is EventType.DELETE:
@@ -241,7 +240,6 @@ def _closing_rows(
                     "outcome": "root_deleted",
                     "detail": spec.reason,
                     "remove": True,
-                    "erase": True,
                 }
             )
     else:

@@ -1,7 +1,7 @@
 """One repair event, read top to bottom as the contract (SPEC §2-6).
 
     open the event -> barrier -> hold -> cascade -> candidates -> selection -> record
-    -> execution -> validation -> publication -> report
+    -> execution -> validation -> publication (-> erasure) -> report
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
 event's phases, so a crashed repair resumes by running the same sequence again: steps
@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar, cast
 
-from memorepair import barrier, cascade, events, execution, publication, validation
+from memorepair import barrier, cascade, erasure, events, execution, publication, validation
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
-from memorepair.errors import InputError
+from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
 from memorepair.model import (
@@ -120,12 +120,16 @@ def run(
     lam: float | None = None,
     selector: Selector | None = None,
     progress: Progress = _quiet,
+    recorded: bool = False,
 ) -> RepairReport:
-    """Run (or resume) one repair event to completion. Idempotent by event id."""
+    """Run (or resume) one repair event to completion. Idempotent by event id.
+
+    `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress)
+        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
 
 
 def resume(
@@ -137,11 +141,16 @@ def resume(
     progress: Progress = _quiet,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
-    with exactly the registry and configuration a fresh run gets."""
-    return [
-        run(store, registry, config, spec, progress=progress)
-        for spec in events.open_event_specs(store, ns, event_id)
-    ]
+    with exactly the registry and configuration a fresh run gets. An event that cannot
+    continue is reported (status "skipped", the reason in its details) and the others
+    still run."""
+    reports = []
+    for spec in events.open_event_specs(store, ns, event_id):
+        try:
+            reports.append(run(store, registry, config, spec, progress=progress, recorded=True))
+        except MemoRepairError as exc:
+            reports.append(events.skipped(spec, str(exc)))
+    return reports
 
 
 def retry(
@@ -161,7 +170,8 @@ def retry(
     original = events.recorded_spec(store, ns, event_id)
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
-        return run(store, registry, config, events.recorded_spec(store, ns, chain[-1]["id"]))
+        spec = events.recorded_spec(store, ns, chain[-1]["id"])
+        return run(store, registry, config, spec, progress=progress, recorded=True)
     base = chain[-1]["id"] if chain else event_id
     stranded = _stranded(events.report_of(store, ns, base))
     if not stranded:
@@ -211,12 +221,19 @@ def _run(
     lam: float,
     selector: Selector,
     progress: Progress,
+    recorded: bool = False,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir
+        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
     )
     if event.completed:
-        return events.report_of(store, spec.ns, spec.id, resumed_from="published")
+        return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
+    if recorded and not event.reached("withdrawn") and spec.replacements:
+        _refuse(
+            event,
+            "it was interrupted before its barrier (nothing was withdrawn) and its "
+            "replacement text is not kept; submit the event file again",
+        )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
         clock.time("barrier", _withdraw, store, event, config.busy_wait_s)
@@ -232,8 +249,16 @@ def _run(
     )
     attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
     outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+    if spec.erases:
+        clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
+
+
+def _refuse(event: Event, why: str) -> None:
+    error = InputError(f"event {event.spec.id!r} cannot continue: {why}")
+    event.refuse(error)
+    raise error
 
 
 def candidate_family(
@@ -351,7 +376,7 @@ def _publish(
         selection.selected,
         attempts,
         figures=_figures(event, family, selection),
-        commit=event.commit("published", status="completed"),
+        commit=event.commit("published", status="open" if event.spec.erases else "completed"),
         checkpoint=event.checkpoint,
     )
     return outcomes
@@ -383,7 +408,7 @@ def _report(
     return RepairReport(
         event=event.spec.id,
         type=event.spec.type.value,
-        status="completed",
+        status=event.status,
         selector=event.selector,
         lam=event.lam,
         withdrawn=withdrawn,
