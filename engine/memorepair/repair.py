@@ -128,6 +128,7 @@ def run(
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
+    _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
         return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
 
@@ -253,6 +254,17 @@ def _run(
         clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
+
+
+def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
+    """A replacement passes the content cap a recorded artifact does (before anything)."""
+    for replacement in spec.replacements:
+        size = len(replacement.content.encode("utf-8"))
+        if size > limit:
+            raise InputError(
+                f"event {spec.id!r}: the replacement of {replacement.replaces!r} is {size} "
+                f"bytes, over MEMOREPAIR_MAX_CONTENT_BYTES={limit}"
+            )
 
 
 def _refuse(event: Event, why: str) -> None:

@@ -112,11 +112,12 @@ def _check_input(
     if head is None or head["removed"]:
         state = "deleted" if head is not None else "not an artifact of this namespace"
         raise UnknownArtifactError(f"{where}, which is {state}")
-    version = pinned.get(uid)
-    if version is not None and version != int(head["version"]):
+    version, current = pinned.get(uid), int(head["version"])
+    if version is not None and version != current:
+        state = "does not exist" if version > current else "is not served any more"
         raise InputError(
-            f"{where}@{version}, which is not served any more (the served version is "
-            f"{uid}@{head['version']}); re-read it and correct again"
+            f"event {spec.id!r}: the replacement of {root!r} has input {uid}@{version}, which "
+            f"{state} (the served version is {uid}@{current}); re-read it and correct again"
         )
     if not head["live"]:
         raise CascadeBusyError(

@@ -161,6 +161,8 @@ class RepairConfig:
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Settings.model_fields["solver_threshold"].default
     busy_wait_s: float = Settings.model_fields["busy_wait_s"].default
+    #: A correction's replacement passes the cap a recorded artifact does.
+    max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
     costs: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_COSTS))
     #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
@@ -174,6 +176,7 @@ class RepairConfig:
             solver=settings.solver,
             solver_threshold=settings.solver_threshold,
             busy_wait_s=settings.busy_wait_s,
+            max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),
             state_dir=settings.state_dir,
