@@ -213,19 +213,12 @@ def _stale_holders(
     """For every stale pinned input version (by vid), the event that superseded or
     withdrew it, which the new artifact joins; refused instead when `on_stale` says so."""
     in_batch = {a.uid for a in batch}
-    stale: dict[str, ArtifactIn] = {}
-    for artifact in batch:
-        for uid, version in artifact.pinned.items():
-            current = state[uid] if uid not in in_batch else _Input(1, True, False, None)
-            if version > current.version or (uid in in_batch and version != 1):
-                raise UnknownArtifactError(
-                    f"artifact {artifact.uid!r}: input {uid}@{version} does not exist "
-                    f"(the latest version of {uid!r} is {current.version})"
-                )
-            if uid not in in_batch and _is_stale(artifact, uid, current):
-                if on_stale == "refuse":
-                    raise InputError(_stale_message(artifact, uid, version, current))
-                stale[version_id(ns, uid, version)] = artifact
+    stale = [
+        version_id(ns, uid, version)
+        for artifact in batch
+        for uid, version in artifact.pinned.items()
+        if _pin_is_stale(artifact, uid, version, state, in_batch, on_stale)
+    ]
     if not stale:
         return {}
     holders = {row["vid"]: row["event"] for row in tx.run(STALE_HOLDERS, vids=sorted(stale))}
@@ -233,6 +226,29 @@ def _stale_holders(
     if unknown:
         raise InputError(f"inputs {unknown} are not served and no event withdrew them")
     return holders
+
+
+def _pin_is_stale(
+    artifact: ArtifactIn,
+    uid: str,
+    version: int,
+    state: Mapping[str, _Input],
+    in_batch: set[str],
+    on_stale: OnStale,
+) -> bool:
+    """Whether a pin names a version no longer served; a pin to a version that never
+    existed, or any stale one with `on_stale="refuse"`, is an error."""
+    current = _Input(1, True, False, None) if uid in in_batch else state[uid]
+    if version > current.version or (uid in in_batch and version != 1):
+        raise UnknownArtifactError(
+            f"artifact {artifact.uid!r}: input {uid}@{version} does not exist "
+            f"(the latest version of {uid!r} is {current.version})"
+        )
+    if uid in in_batch or not _is_stale(artifact, uid, current):
+        return False
+    if on_stale == "refuse":
+        raise InputError(_stale_message(artifact, uid, version, current))
+    return True
 
 
 def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from memorepair.model import Arch, Artifact, Kind, Mode
 from memorepair.settings import OperatorConfig
 
-from .base import RepairContext, Successor, Validation
+from .base import RepairContext, Successor, Support, Validation
 from .common import OperatorError, unknown_inputs
 from .neural import NeuralSkill, label_of, labelled, train_neural_skill
 
@@ -48,6 +48,12 @@ class ParamOperator:
         retain = labelled(ctx.support)
         if not retain:
             return "retain: empty retain partition"
+        return self._forget_problem(ctx, skill, retain) or self._retain_problem(skill, retain)
+
+    def _forget_problem(
+        self, ctx: RepairContext, skill: NeuralSkill, retain: Sequence[Support]
+    ) -> str | None:
+        """Labels only the forget partition had are never predicted, nor held with confidence."""
         forget = [(a.content, lab) for a in ctx.invalidated if (lab := label_of(a.meta))]
         retained_labels = {str(s.meta["label"]) for s in retain}
         gone = [(t, lab) for t, lab in forget if lab not in retained_labels]
@@ -59,6 +65,9 @@ class ParamOperator:
         limit = self._config.param_forget_max_confidence
         if gone and (mean := _mean(skill.confidence(*zip(*gone, strict=True)))) >= limit:
             return f"forget: mean confidence {mean:.3f} on forgotten items >= {limit}"
+        return None
+
+    def _retain_problem(self, skill: NeuralSkill, retain: Sequence[Support]) -> str | None:
         predicted = skill.predict([s.content for s in retain])
         accuracy = _mean([p == s.meta["label"] for p, s in zip(predicted, retain, strict=True)])
         minimum = self._config.param_min_retain_accuracy
