@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from dotenv import dotenv_values
-
 from pydantic import (
     AliasChoices,
     Field,
@@ -169,7 +168,7 @@ def load_settings(env_file: Path | str | None = None, **overrides: object) -> Se
     """
     path = chosen_env_file(env_file)
     try:
-        return Settings(_env_file=path, **overrides)  # type: ignore[call-arg]
+        return Settings(_env_file=path, **overrides)  # type: ignore[call-arg,arg-type]
     except ValidationError as exc:
         problems = "; ".join(
             f"{_variable(err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}"
@@ -224,7 +223,7 @@ class SettingSource:
 
 
 def describe(
-    settings: Settings, env_file: Path | None = None, overrides: Mapping[str, object] = {}
+    settings: Settings, env_file: Path | None = None, overrides: Mapping[str, object] | None = None
 ) -> list[SettingSource]:
     """Every setting with where its value came from, in pydantic-settings' own priority
     (override > environment > env file > default); secrets masked."""
@@ -233,7 +232,7 @@ def describe(
     rows = []
     for name in Settings.model_fields:
         names = _names(name)
-        if name in overrides:
+        if name in (overrides or {}):
             source: Literal["default", "environment", "env file", "override"] = "override"
         elif any(n.lower() in environment for n in names):
             source = "environment"
