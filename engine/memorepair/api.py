@@ -225,6 +225,9 @@ class MemoryStore:
                 llm_base_url=s.llm_base_url,
                 llm_model=s.llm_model,
                 llm_api_key=s.llm_api_key.get_secret_value() if s.llm_api_key else None,
+                llm_timeout_s=s.llm_timeout_s,
+                llm_max_response_bytes=s.llm_max_response_bytes,
+                llm_allow_insecure_http=s.llm_allow_insecure_http,
             )
         return options
 
