@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass
 
 from memorepair.codec import canonical_json
-from memorepair.errors import CascadeBusyError, UnknownArtifactError
+from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
 from memorepair.store import Store, Tx
 
@@ -80,9 +80,9 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: unknown roots {missing}"
+            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {ns!r}"
             if missing
-            else f"event {spec.id!r}: roots {deleted} were already deleted"
+            else f"event {spec.id!r}: {some(deleted, 'root')} already deleted"
         )
     rounds = 0
     while True:
@@ -119,12 +119,12 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run("barrier/open_holders", keys=sorted(holders))
+    busy = tx.run("barrier/open_holders", keys=sorted(holders), ns=spec.ns)
     if busy:
-        names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
+        names = some((f"{row['id']} ({row['status']})" for row in busy), "open event")
         raise CascadeBusyError(
-            f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
-            "complete (`memorepair resume` finishes an interrupted one)"
+            f"event {spec.id!r}: its cascade overlaps {names}; it runs once they complete "
+            "(`memorepair resume` finishes an interrupted one)"
         )
 
 
@@ -132,8 +132,12 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run("barrier/unheld_events", event_key=event_key(spec.ns, spec.id))
-    names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
+    pending = tx.run("barrier/unheld_events", event_key=event_key(spec.ns, spec.id), ns=spec.ns)
+    names = (
+        some((f"{row['id']} ({row['status']})" for row in pending), "event")
+        if pending
+        else "none open"
+    )
     raise CascadeBusyError(
         f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
         f"has just withdrawn and not yet recorded as held (events between barrier and "

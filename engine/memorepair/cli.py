@@ -263,12 +263,22 @@ def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
 
 
 @cli.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--force", is_flag=True, help="Overwrite an existing file (never through a symbolic link)."
+)
 @click.pass_context
-def export(ctx: click.Context, file: Path) -> None:
-    """Export the served (live) memory as JSON Lines."""
+def export(ctx: click.Context, file: Path, force: bool) -> None:
+    """Export the served (live) memory as JSON Lines; FILE '-' writes to stdout.
+
+    A new file is created with mode 0600; an existing one is refused without --force.
+    """
     with _memory(ctx) as memory:
-        count = memory.export_file(file)
+        if str(file) == "-":
+            count = memory.export_to(sys.stdout)
+            click.echo(f"exported {count} live artifacts to stdout", err=True)
+            return
+        count = memory.export_file(file, force=force)
     click.echo(f"exported {count} live artifacts to {file}")
 
 

@@ -8,10 +8,20 @@ Field names are the ones used in the JSON Lines interchange, in Neo4j and in the
 from __future__ import annotations
 
 import math
+from collections import Counter
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from memorepair.errors import some
 
 #: Identifiers end up in Neo4j properties and CLI output, never in query text; the pattern
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
@@ -23,7 +33,23 @@ MAX_COST = 1e6
 
 Uid = Annotated[str, Field(pattern=UID_PATTERN)]
 Namespace = Annotated[str, Field(pattern=NS_PATTERN)]
-JsonValue = Any
+
+
+def finite_json(value: Any) -> Any:
+    """`value` if no number in it is NaN or infinite (neither is JSON; both break replay)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{item!r} is not a finite number (NaN and Infinity are not JSON)")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple):
+            stack.extend(item)
+    return value
+
+
+JsonValue = Annotated[Any, AfterValidator(finite_json)]
 
 
 class Kind(StrEnum):
@@ -71,7 +97,9 @@ def _finite_non_negative(name: str, value: float | None) -> float | None:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Recipe(Strict):
@@ -177,7 +205,7 @@ class FunctionSpec(Strict):
     def _required_known(self) -> FunctionSpec:
         unknown = [p for p in self.required if p not in self.params]
         if unknown:
-            raise ValueError(f"required parameters {unknown} are not declared in params")
+            raise ValueError(f"{some(unknown, 'required parameter')} not declared in params")
         return self
 
 
@@ -198,7 +226,9 @@ class Interface(Strict):
     def _renames_target_schema(self) -> Interface:
         missing = [new for new in self.renames.values() if new not in self.functions]
         if missing:
-            raise ValueError(f"renames point at functions missing from the schema: {missing}")
+            raise ValueError(
+                f"renames point at functions missing from the schema: {some(missing, 'function')}"
+            )
         return self
 
 
@@ -239,7 +269,7 @@ class RepairEventSpec(Strict):
             if sorted(replaced) != sorted(self.roots):
                 raise ValueError(
                     "a 'correct' event needs exactly one replacement per root "
-                    f"(roots {sorted(self.roots)}, replacements for {sorted(replaced)})"
+                    f"({_replacement_mismatch(self.roots, replaced)})"
                 )
         elif self.replacements:
             raise ValueError(
@@ -250,3 +280,18 @@ class RepairEventSpec(Strict):
         if self.type is not EventType.MIGRATE and self.interface is not None:
             raise ValueError(f"interface is only allowed for 'migrate', not {self.type.value!r}")
         return self
+
+
+def _replacement_mismatch(roots: list[str], replaced: list[str]) -> str:
+    """Which roots lack a replacement, which replacements match no root, which repeat."""
+    unmatched = sorted(set(roots) - set(replaced))
+    stray = sorted(set(replaced) - set(roots))
+    twice = sorted(uid for uid, n in Counter(replaced).items() if n > 1)
+    parts = []
+    if unmatched:
+        parts.append(f"no replacement for {some(unmatched, 'root')}")
+    if stray:
+        parts.append(f"{some(stray, 'replacement')} for no root")
+    if twice:
+        parts.append(f"{some(twice, 'root')} replaced more than once")
+    return "; ".join(parts)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memorepair.errors import MemoRepairError
+from memorepair.interchange import loads
 from memorepair.model import Interface
 
 from .base import RepairContext, Support
@@ -33,9 +34,9 @@ def canonical_json(value: Any) -> str:
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is JSON, else ``(False, text)``."""
+    """``(True, value)`` when ``text`` is JSON (without NaN/Infinity), else ``(False, text)``."""
     try:
-        return True, json.loads(text)
+        return True, loads(text)
     except ValueError:
         return False, text
 

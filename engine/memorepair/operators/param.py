@@ -9,6 +9,7 @@ stays at or above ``options["param_min_retain_accuracy"]`` (0.8).
 
 from __future__ import annotations
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 
 from .base import RepairContext, Successor, Validation
@@ -43,7 +44,7 @@ class ParamOperator:
             return Validation(False, f"forget: manifest includes invalidated records {leaked}")
         stray = unknown_inputs(ctx, (*skill.manifest, *successor.inputs))
         if stray:
-            return Validation(False, f"support: manifest/inputs {stray} are not usable support")
+            return Validation(False, f"support: {some(stray, 'manifest/input')} not usable support")
         retain = labelled(ctx.support)
         if not retain:
             return Validation(False, "retain: empty retain partition")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 
 from .base import RepairContext, Successor, Support, Validation
@@ -144,7 +145,7 @@ def check_cited_text(
         return Validation(False, f"schema: {len(content)} characters > max_content_chars {limit}")
     stray = unknown_inputs(ctx, successor.inputs)
     if stray:
-        return Validation(False, f"support: inputs {stray} are not usable support")
+        return Validation(False, f"support: {some(stray, 'input')} not usable support")
     lines = content.split("\n")
     if header is not None:
         if lines[0] != header:

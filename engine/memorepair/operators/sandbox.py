@@ -65,6 +65,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from memorepair.errors import some  # stdlib-only module: the child stays light
+
 STEP_REF = re.compile(r"^\$step:(?P<index>\d+)(?:\.(?P<path>.+))?$")
 
 PARAM_TYPES: dict[str, tuple[type, ...]] = {
@@ -103,10 +105,10 @@ def check_call(
     params: Mapping[str, str] = spec.get("params", {})
     missing = [p for p in spec.get("required", []) if p not in args]
     if missing:
-        return f"{function}: required parameter(s) {missing} missing"
+        return f"{function}: {some(missing, 'required parameter')} missing"
     extra = sorted(p for p in args if p not in params)
     if extra:
-        return f"{function}: unknown parameter(s) {extra}"
+        return f"{function}: {some(extra, 'unknown parameter')}"
     for name, value in args.items():
         if skip_value is not None and skip_value(value):
             continue
