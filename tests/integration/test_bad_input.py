@@ -72,7 +72,8 @@ BAD_MEMORY: list[tuple[str, list[Any], list[str]]] = [
     (
         "Infinity in meta",
         [
-            '{"type": "artifact", "uid": "inf", "kind": "record", "content": "x", "meta": {"w": -Infinity}}'
+            '{"type": "artifact", "uid": "inf", "kind": "record", "content": "x", '
+            '"meta": {"w": -Infinity}}'
         ],
         ["-Infinity is not a JSON number"],
     ),
