@@ -190,6 +190,7 @@ def _index_line(
             f"MEMOREPAIR_MAX_CONTENT_BYTES={max_content_bytes}"
         )
     skeleton.lines[item.uid] = number
+    skeleton.sizes[item.uid] = size
     skeleton.inputs[item.uid] = list(item.inputs)
     skeleton.related += [(item.uid, r) for r in item.related]
     index.offsets[item.uid] = offset
@@ -243,6 +244,7 @@ class Skeleton:
     inputs: dict[str, list[str]] = field(default_factory=dict)  # uid -> recorded inputs
     edges: list[EdgeIn] = field(default_factory=list)
     related: list[tuple[str, str]] = field(default_factory=list)  # artifacts' own lists
+    sizes: dict[str, int] = field(default_factory=dict)  # uid -> bytes of its content
 
     @classmethod
     def of(cls, memory: Memory) -> Skeleton:
@@ -251,6 +253,7 @@ class Skeleton:
             inputs={a.uid: list(a.inputs) for a in memory.artifacts},
             edges=list(memory.edges),
             related=[(a.uid, r) for a in memory.artifacts for r in a.related],
+            sizes={a.uid: len(a.content) for a in memory.artifacts},
         )
 
     def referenced(self) -> set[str]:

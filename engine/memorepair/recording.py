@@ -11,7 +11,7 @@ artifact on stale support.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,6 +22,9 @@ from memorepair.errors import DatabaseError, InputError, UnknownArtifactError, s
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import Store, Tx
+
+#: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
+IMPORT_BATCH_BYTES = 16 << 20
 
 
 @dataclass
@@ -100,8 +103,8 @@ def _import(
     written: list[str] = []
     size = store.settings.batch_size
     try:
-        for start in range(0, len(order), size):
-            batch = [with_inputs(a, inputs[a.uid]) for a in load(order[start : start + size])]
+        for uids in _batches(order, skeleton.sizes, size):
+            batch = [with_inputs(a, inputs[a.uid]) for a in load(uids)]
             rows = store.transaction(partial(_write_batch, ns=ns, batch=batch))
             written += [row["vid"] for row in rows]
             report.written += len(rows)
@@ -115,6 +118,21 @@ def _import(
                 store.write("store/delete_versions", vids=written[start : start + size])
         raise
     return report
+
+
+def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[list[str]]:
+    """`order` cut into batches of at most `count` artifacts and about IMPORT_BATCH_BYTES
+    of content: a batch's contents are what an import holds in memory at once."""
+    batch: list[str] = []
+    held = 0
+    for uid in order:
+        if batch and (len(batch) >= count or held + sizes.get(uid, 0) > IMPORT_BATCH_BYTES):
+            yield batch
+            batch, held = [], 0
+        batch.append(uid)
+        held += sizes.get(uid, 0)
+    if batch:
+        yield batch
 
 
 def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
