@@ -121,10 +121,10 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
         return
     busy = tx.run("barrier/open_holders", keys=sorted(holders), ns=spec.ns)
     if busy:
-        names = some((f"{row['id']} ({row['status']})" for row in busy), "open event")
+        names = some((f"{row['id']} ({row['status']})" for row in busy), "event")
         raise CascadeBusyError(
-            f"event {spec.id!r}: its cascade overlaps {names}; it runs once they complete "
-            "(`memorepair resume` finishes an interrupted one)"
+            f"event {spec.id!r}: its cascade overlaps open events: {names}; it runs once they "
+            "complete (`memorepair resume` finishes an interrupted one)"
         )
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from memorepair.errors import ConfigError
 from memorepair.operators.common import OperatorError
 from memorepair.operators.llm import HttpTransport, LLMRegenOperator, check_endpoint
 
@@ -160,7 +161,7 @@ def test_plain_http_only_to_loopback_unless_allowed() -> None:
         with pytest.raises(OperatorError, match="refusing plain http"):
             check_endpoint(url)
         check_endpoint(url, allow_insecure_http=True)
-    with pytest.raises(OperatorError, match="refusing plain http"):
+    with pytest.raises(ConfigError, match="refusing plain http"):
         LLMRegenOperator({"llm_base_url": "http://llm.example.com/v1", "llm_api_key": KEY})
     with pytest.raises(OperatorError, match="not an http"):
         check_endpoint("file:///etc/passwd")

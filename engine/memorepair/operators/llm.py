@@ -31,6 +31,7 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from memorepair.errors import ConfigError
 from memorepair.model import Artifact, Kind, Mode
 
 from .base import RepairContext, Successor, Validation
@@ -214,7 +215,10 @@ class LLMRegenOperator:
         self._timeout = float(options.get("llm_timeout_s", 60.0))
         if transport is None:  # the default one refuses an unsafe endpoint: say so at once
             allow_http = bool(options.get("llm_allow_insecure_http", False))
-            check_endpoint(self._url, allow_http)
+            try:
+                check_endpoint(self._url, allow_http)
+            except OperatorError as exc:  # a setting at fault: refuse at start, not per build
+                raise ConfigError(str(exc)) from exc
             max_bytes = int(options.get("llm_max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES))
             transport = HttpTransport(max_bytes, allow_http)
         self._transport = transport

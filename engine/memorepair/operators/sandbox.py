@@ -409,7 +409,7 @@ def _empty_cgroup(group: Path) -> None:
             return
         except OSError:
             if time.monotonic() > deadline:
-                return  # left for the next run's sweep; its tasks were killed
+                return  # a task still exiting keeps the (empty-to-be) folder; it holds nothing
             time.sleep(0.01)
 
 
