@@ -19,16 +19,16 @@ import pytest
 
 from memorepair.operators.sandbox import import_root, isolation, run_chain, run_job
 
-BACKEND = {"module": "operator_support", "attr": "EscapeBackend"}
+BACKEND = {"module": "escape_backend", "attr": "EscapeBackend"}
 needs_namespaces = pytest.mark.skipif(
     not isolation().namespaces, reason="this machine refuses unshare's namespaces"
 )
 
 
 def extra_path() -> list[str]:
-    import operator_support  # noqa: F401 - import_root reads sys.modules
+    import escape_backend  # noqa: F401 - import_root reads sys.modules
 
-    root = import_root("operator_support")
+    root = import_root("escape_backend")
     assert root is not None
     return [root]
 
@@ -93,14 +93,14 @@ def within(deadline_s: float, work: Any) -> Any:
     return box["result"]
 
 
-def call(function: str, args: dict[str, Any], timeout_s: float = 2.0, **kw: Any) -> Any:
+def call(function: str, args: dict[str, Any], timeout_s: float = 5.0, **kw: Any) -> Any:
     job = {"kind": "call", "backend": BACKEND, "function": function, "args": args}
     return run_job(job, timeout_s=timeout_s, memory_mb=512, extra_path=extra_path(), **kw)
 
 
 @needs_namespaces
 def test_setsid_grandchild_is_gone_at_the_timeout() -> None:
-    tag, timeout = new_tag(), 1.0
+    tag, timeout = new_tag(), 2.0
     job = {
         "chain": {"tool": "escape", "steps": [{"function": "setsid_grandchild", "args": {}}]},
         "schema": {"setsid_grandchild": {"params": {"tag": "string"}, "required": ["tag"]}},
@@ -121,7 +121,7 @@ def test_setsid_grandchild_is_gone_at_the_timeout() -> None:
 @needs_namespaces
 @pytest.mark.parametrize("hang", [False, True])
 def test_fork_bomb_is_limited_and_gone(hang: bool) -> None:
-    tag, timeout = new_tag(), 2.0
+    tag, timeout = new_tag(), 3.0
     with Watch(tag) as watch:
         verdict = within(
             timeout + 1.0,
@@ -140,7 +140,7 @@ def test_fork_bomb_is_limited_and_gone(hang: bool) -> None:
 def test_a_daemon_holding_the_output_does_not_hold_the_caller() -> None:
     tag = new_tag()
     with Watch(tag) as watch:
-        verdict = within(3.0, lambda: call("daemon", {"tag": tag}, timeout_s=2.0))
+        verdict = within(6.0, lambda: call("daemon", {"tag": tag}, timeout_s=5.0))
     assert watch.most == 1
     assert verdict == {"ok": True, "reason": "", "result": "daemon started"}
     assert tagged(tag) == []
