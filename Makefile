@@ -39,12 +39,14 @@ test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration"
 
 lint: $(STAMP)
-	$(BIN)/ruff check engine tests
-	$(BIN)/ruff format --check engine tests
+	$(BIN)/ruff check engine tests bench
+	$(BIN)/ruff format --check engine tests bench
 	$(BIN)/mypy
 
-bench: schema ## performance figures (prints tables; not tests)
-	$(MR) bench perf
+BENCH_ARGS ?=
+
+bench: schema ## performance figures (prints tables; not tests): python -m bench.perf -h
+	$(BIN)/python -m bench.perf $(BENCH_ARGS)
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
@@ -55,8 +57,8 @@ $(BENCH_STAMP): $(STAMP)
 
 setup-bench: $(BENCH_STAMP) ## the bench extra: BFCL tool back-ends and data, plotting
 
-eval: schema setup-bench ## the paper's table on BFCL tool-use data
-	$(MR) bench eval
+eval: schema setup-bench ## the paper's table on BFCL tool-use data: python -m bench.bfcl.eval -h
+	$(BIN)/python -m bench.bfcl.eval $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -6,7 +6,7 @@ imports each into a fresh namespace of the configured server (the local one by d
 For contrast it also prints the peak RSS of parsing the whole file at once
 (`interchange.parse_lines`, what `import` held before it streamed). Figures, not a test.
 
-    .venv/bin/python bench/import_memory.py [--artifacts 4000] [--sizes 1024,32768]
+    .venv/bin/python -m bench.import_memory [--artifacts 4000] [--sizes 1024,32768]
 """
 
 from __future__ import annotations
@@ -45,7 +45,12 @@ def write_memory(path: Path, artifacts: int, content_bytes: int) -> None:
     filler = "x" * content_bytes
     with path.open("w", encoding="utf-8") as handle:
         for i in range(artifacts):
-            line = {"type": "artifact", "uid": f"a{i}", "kind": "record", "content": filler}
+            line: dict[str, object] = {
+                "type": "artifact",
+                "uid": f"a{i}",
+                "kind": "record",
+                "content": filler,
+            }
             if i:
                 line |= {"kind": "summary", "inputs": [f"a{i - 1}"]}
             handle.write(json.dumps(line) + "\n")

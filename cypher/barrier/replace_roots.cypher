@@ -11,7 +11,7 @@ ON CREATE SET new.key = row.key, new.ns = old.ns, new.uid = old.uid,
               new.content = row.content, new.value = old.value,
               new.repair_cost = old.repair_cost, new.recipe = coalesce(row.recipe, old.recipe),
               new.meta = coalesce(row.meta, old.meta),
-              new.inputs = [], new.created_at = datetime(), new.event = e.id
+              new.inputs = row.inputs, new.created_at = datetime(), new.event = e.id
 REMOVE old:Head, old:Withdrawn, old:Live
 SET old:Superseded, new:Head, new:Live
 MERGE (new)-[:SUPERSEDES]->(old)

@@ -1,4 +1,4 @@
-// The barrier: take all of C(F) out of serving (the same reach as reach_cascade.cypher)
+// The barrier: take all of C(F) out of serving (the reach of candidates/plan_cascade)
 // in one statement of the one barrier transaction, so the cascade never travels to the
 // client. It writes only what stops serving: `Live` is removed. The `Withdrawn` label
 // and `held_by` follow in the hold step (barrier/hold_cascade.cypher), the WITHDREW audit

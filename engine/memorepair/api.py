@@ -23,33 +23,58 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair import audit, recording, repair
+from memorepair import audit, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError
-from memorepair.interchange import (
-    Memory,
-    describe_validation,
-    dump_lines,
-    parse_event,
-    read_event,
+from memorepair.errors import InputError, describe_validation
+from memorepair.events import RepairReport
+from memorepair.interchange import Memory, dump_lines, parse_event, read_event
+from memorepair.model import (
+    NS_PATTERN,
+    Artifact,
+    ArtifactIn,
+    EdgeIn,
+    Progress,
+    RepairEventSpec,
+    artifact_key,
 )
-from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
 from memorepair.operators.base import Executor, Operator, ToolBackend
-from memorepair.operators.registry import OperatorRegistry, load_registry
-from memorepair.repair import Plan, Progress, RepairReport, Selector
-from memorepair.settings import Settings, load_settings
+from memorepair.operators.builtin import build_registry
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.recording import OnStale
+from memorepair.repair import Plan
+from memorepair.selection import Selector
+from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
 
+CLEAR_NAMESPACE = queries.named("store/clear_namespace")
+COUNT_BY_VISIBILITY = queries.named("store/count_by_visibility")
+EXPORT_LIVE = queries.named("store/export_live")
+RETRIEVE = queries.named("serving/retrieve")
+RETRIEVE_RELATED = queries.named("serving/retrieve_related")
+RETRIEVE_UID = queries.named("serving/retrieve_uid")
+
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
+
+
+def _quiet(step: str, done: int, total: int) -> None:
+    """The default progress: nothing."""
 
 
 class MemoryStore:
     """A namespace of agent memory in Neo4j, with repair, serving reads and audit."""
 
-    def __init__(self, store: Store, ns: str, registry: OperatorRegistry) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ns: str,
+        registry: OperatorRegistry,
+        config: RepairConfig | None = None,
+    ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: What every repair, resume and plan of this store runs with (built once).
+        self.config = config or RepairConfig.from_settings(store.settings)
 
     @property
     def settings(self) -> Settings:
@@ -70,17 +95,27 @@ class MemoryStore:
 
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
-        self.store.autocommit("store/clear_namespace", ns=self.ns)
+        self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
-    def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
-        """Record one artifact with its inputs; withdrawn at once if its support is."""
+    def record(
+        self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
+    ) -> dict[str, Any]:
+        """Record one artifact with its inputs; withdrawn at once if its support is.
+
+        Inputs are uids (the versions served now) or `uid@N`, the version the writer read
+        (every serving read says which version it served). An artifact whose pinned input
+        is no longer served is recorded withdrawn (`on_stale="withdraw"`) or refused
+        (`"refuse"`), never served.
+        """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item)
+        return recording.record(self.store, self.ns, item, on_stale=on_stale)
 
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
         progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
@@ -91,13 +126,21 @@ class MemoryStore:
                 edges.append(item)
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
-        return recording.import_memory(self.store, self.ns, memory, progress=progress)
+        return recording.import_memory(
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+        )
 
     def import_file(
-        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+        self,
+        path: Path,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
-        return recording.import_file(self.store, self.ns, path, progress=progress)
+        return recording.import_file(
+            self.store, self.ns, path, on_stale=on_stale, progress=progress
+        )
 
     def export_file(self, path: Path, *, force: bool = False) -> int:
         """Write the served memory as JSON Lines (re-importable into an empty namespace).
@@ -126,7 +169,7 @@ class MemoryStore:
 
     def export_to(self, handle: TextIO) -> int:
         """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
-        rows = self.store.read("store/export_live", ns=self.ns)
+        rows = self.store.read(EXPORT_LIVE, ns=self.ns)
         artifacts = []
         related = []
         for row in rows:
@@ -163,7 +206,9 @@ class MemoryStore:
     def plan(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Plan:
-        return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
+        return repair.plan(
+            self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
+        )
 
     def repair(
         self,
@@ -171,27 +216,29 @@ class MemoryStore:
         *,
         selector: Selector | None = None,
         lam: float | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> RepairReport:
         return repair.run(
             self.store,
             self.registry,
+            self.config,
             self.event(event),
             selector=selector,
             lam=lam,
             progress=progress,
-            options=self._options(),
         )
 
     def resume(
         self,
         event_id: str | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> list[RepairReport]:
-        return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
+        return repair.resume(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
 
     def report(self, event_id: str) -> RepairReport:
-        return repair.report_of(self.store, self.ns, event_id)
+        return events.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
     def retrieve(
@@ -209,21 +256,26 @@ class MemoryStore:
         if related:
             if uid is None:
                 raise InputError("related retrieval needs a uid")
-            rows = self.store.read(
-                "serving/retrieve_related", key=artifact_key(self.ns, uid), limit=limit
-            )
+            rows = self.store.read(RETRIEVE_RELATED, key=artifact_key(self.ns, uid), limit=limit)
         elif uid is not None:
-            rows = self.store.read("serving/retrieve_uid", key=artifact_key(self.ns, uid))
+            rows = self.store.read(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.read(
-                "serving/retrieve", ns=self.ns, kind=kind, text=text, limit=limit
-            )
+            rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        rows = self.store.read("store/count_by_visibility", ns=self.ns)
+        rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
         return {k: int(v or 0) for k, v in rows[0].items()}
+
+    def status(self) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
+        return {
+            "namespace": self.ns,
+            "server": self.store.uri,
+            "artifacts": self.counts(),
+            "open_events": events.open_events(self.store, self.ns),
+        }
 
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
@@ -251,20 +303,6 @@ class MemoryStore:
     def register_backend(self, backend: ToolBackend) -> None:
         self.registry.register_backend(backend)
 
-    def _options(self) -> dict[str, Any]:
-        s = self.settings
-        options: dict[str, Any] = {"max_content_chars": s.max_content_bytes}
-        if s.llm_base_url:
-            options.update(
-                llm_base_url=s.llm_base_url,
-                llm_model=s.llm_model,
-                llm_api_key=s.llm_api_key.get_secret_value() if s.llm_api_key else None,
-                llm_timeout_s=s.llm_timeout_s,
-                llm_max_response_bytes=s.llm_max_response_bytes,
-                llm_allow_insecure_http=s.llm_allow_insecure_http,
-            )
-        return options
-
 
 def open_store(
     ns: str | None = None, settings: Settings | None = None, **overrides: Any
@@ -278,8 +316,12 @@ def open_store(
             "starting with a letter or digit, at most 64 characters"
         )
     store = Store.connect(resolved)
-    registry = load_registry({})
-    return MemoryStore(store, namespace, registry)
+    registry = build_registry(OperatorConfig.from_settings(resolved))
+    if resolved.sample_tools:
+        from memorepair.sample.tools import register_tools
+
+        register_tools(registry)
+    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
 
 
 def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:

@@ -8,35 +8,43 @@ from __future__ import annotations
 
 from typing import Any
 
+from memorepair import queries
 from memorepair.errors import InputError
 from memorepair.store import Store
 
+EVENTS = queries.named("audit/events")
+EVENT_SETS = queries.named("audit/event_sets")
+GET_EVENT = queries.named("events/get_event")
+LINEAGE = queries.named("audit/lineage")
+STALE_SERVED = queries.named("audit/stale_served")
+STILL_WITHDRAWN = queries.named("audit/still_withdrawn")
+
 
 def events(store: Store, ns: str) -> list[dict[str, Any]]:
-    return store.read("audit/events", ns=ns)
+    return store.read(EVENTS, ns=ns)
 
 
 def event_sets(store: Store, ns: str, event_id: str) -> dict[str, list[dict[str, Any]]]:
     """One event's withdrawn cascade by outcome (published, removed, failed, ...)."""
-    if not store.read("events/get_event", key=f"{ns}/{event_id}"):
+    if not store.read(GET_EVENT, key=f"{ns}/{event_id}"):
         raise InputError(
             f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
         )
-    rows = store.read("audit/event_sets", ns=ns, event=event_id)
+    rows = store.read(EVENT_SETS, ns=ns, event=event_id)
     return {row["outcome"]: sorted(row["artifacts"], key=lambda a: a["uid"]) for row in rows}
 
 
 def lineage(store: Store, ns: str, uid: str) -> list[dict[str, Any]]:
-    rows = store.read("audit/lineage", ns=ns, uid=uid)
+    rows = store.read(LINEAGE, ns=ns, uid=uid)
     if not rows:
         raise InputError(f"no artifact {uid!r} in namespace {ns!r}")
     return rows
 
 
 def still_withdrawn(store: Store, ns: str) -> list[dict[str, Any]]:
-    return store.read("audit/still_withdrawn", ns=ns)
+    return store.read(STILL_WITHDRAWN, ns=ns)
 
 
 def stale_served(store: Store, ns: str) -> list[dict[str, Any]]:
     """Live artifacts whose support is not live: the barrier invariant says none, ever."""
-    return store.read("audit/stale_served", ns=ns)
+    return store.read(STALE_SERVED, ns=ns)

@@ -23,14 +23,25 @@ served at once.
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 
-from memorepair.codec import canonical_json
+from memorepair import queries, replacement
 from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
-from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
+from memorepair.events import PhaseCommit
+from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
+
+COUNT_UNHELD = queries.named("barrier/count_unheld")
+COUNT_UNWITHDRAWN = queries.named("barrier/count_unwithdrawn")
+HOLD_CASCADE = queries.named("barrier/hold_cascade")
+LINK_ROOTS = queries.named("barrier/link_roots")
+LOCK_HEADS = queries.named("store/lock_heads")
+MARK_HELD = queries.named("barrier/mark_held")
+OPEN_HOLDERS = queries.named("barrier/open_holders")
+UNHELD_EVENTS = queries.named("barrier/unheld_events")
+WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
+WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
 
 
 @dataclass(frozen=True)
@@ -40,31 +51,31 @@ class BarrierResult:
     rounds: int
 
 
-def event_key(ns: str, event_id: str) -> str:
-    return f"{ns}/{event_id}"
-
-
-def withdraw(store: Store, spec: RepairEventSpec, *, cascade: bool = True) -> BarrierResult:
+def withdraw(
+    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit
+) -> BarrierResult:
     """Withdraw C(F) (or only F, for the no-cascade baseline) atomically.
 
-    Raises `UnknownArtifactError` (nothing withdrawn) for a missing or deleted root and
+    `commit` records the withdrawn phase in the same transaction. Raises
+    `UnknownArtifactError` (nothing withdrawn) for a missing or deleted root and
     `CascadeBusyError` when another open event holds part of the cascade; the caller may
     wait and retry (`withdraw_when_free`).
     """
     started = time.perf_counter()
-    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade))
+    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, commit))
     return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
 
 
 def withdraw_when_free(
-    store: Store, spec: RepairEventSpec, *, cascade: bool = True, wait_s: float | None = None
+    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit, wait_s: float
 ) -> BarrierResult:
-    """`withdraw`, waiting (with backoff) while an overlapping event still holds nodes."""
-    deadline = time.monotonic() + (store.settings.busy_wait_s if wait_s is None else wait_s)
+    """`withdraw`, waiting (with backoff) up to `wait_s` while an overlapping event still
+    holds nodes (MEMOREPAIR_BUSY_WAIT_S)."""
+    deadline = time.monotonic() + wait_s
     delay = 0.05
     while True:
         try:
-            return withdraw(store, spec, cascade=cascade)
+            return withdraw(store, spec, cascade=cascade, commit=commit)
         except CascadeBusyError:
             if time.monotonic() + delay > deadline:
                 raise
@@ -72,54 +83,62 @@ def withdraw_when_free(
             delay = min(delay * 2, 1.0)
 
 
-def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool) -> tuple[int, int]:
-    ns, key = spec.ns, event_key(spec.ns, spec.id)
-    root_keys = [artifact_key(ns, uid) for uid in spec.roots]
-    roots = {row["key"]: row for row in tx.run("store/lock_heads", keys=root_keys)}
+def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) -> tuple[int, int]:
+    key = event_key(spec.ns, spec.id)
+    root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    roots = _lock_roots(tx, spec, root_keys)
+    lineage = replacement.lock_inputs(tx, spec, roots)
+    if cascade:
+        withdrawn, rounds = _withdraw_cascade(tx, spec, key, root_keys)
+        tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
+    else:
+        (result,) = tx.run(WITHDRAW_ROOTS, event_key=key, keys=root_keys)
+        _refuse_if_busy(tx, spec, result["holders"])
+        withdrawn, rounds = int(result["withdrawn"]), 1
+    if spec.type is not EventType.DELETE:
+        replacement.check_still_served(tx, spec, lineage)
+        replacement.replace(tx, spec, roots, lineage)
+    commit(tx, {"withdrawn": withdrawn, "barrier_rounds": rounds})
+    return withdrawn, rounds
+
+
+def _lock_roots(
+    tx: Tx, spec: RepairEventSpec, root_keys: list[str]
+) -> dict[str, dict[str, object]]:
+    """Lock the roots' current versions; refuse unknown or already deleted ones."""
+    roots = {row["key"]: row for row in tx.run(LOCK_HEADS, keys=root_keys)}
     missing = [uid for uid, k in zip(spec.roots, root_keys, strict=True) if k not in roots]
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {ns!r}"
+            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {spec.ns!r}"
             if missing
             else f"event {spec.id!r}: {some(deleted, 'root')} already deleted"
         )
+    return roots
+
+
+def _withdraw_cascade(
+    tx: Tx, spec: RepairEventSpec, key: str, root_keys: list[str]
+) -> tuple[int, int]:
+    """Reach and withdraw until a reach finds nothing new (writers that committed before
+    the barrier locked their input are caught by the next round)."""
     rounds = 0
     while True:
         rounds += 1
-        if cascade:
-            (result,) = tx.run(
-                "barrier/withdraw_cascade", event_key=key, keys=root_keys, first=rounds == 1
-            )
-            _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
-        else:
-            (result,) = tx.run("barrier/withdraw_roots", event_key=key, keys=root_keys)
+        (result,) = tx.run(WITHDRAW_CASCADE, event_key=key, keys=root_keys, first=rounds == 1)
+        _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
         _refuse_if_busy(tx, spec, result["holders"])
-        withdrawn = int(result["withdrawn"])
-        if not cascade:
-            break
-        (check,) = tx.run("barrier/count_unwithdrawn", event_key=key, keys=root_keys)
+        (check,) = tx.run(COUNT_UNWITHDRAWN, event_key=key, keys=root_keys)
         if check["unwithdrawn"] == 0:
-            break
-    if cascade:
-        tx.run("barrier/link_roots", event_key=key, keys=root_keys)
-    if spec.type is not EventType.DELETE:
-        _replace_roots(tx, spec, roots)
-    tx.run(
-        "events/set_phase",
-        key=key,
-        phase="withdrawn",
-        status="open",
-        figures={"withdrawn": withdrawn, "barrier_rounds": rounds},
-    )
-    return withdrawn, rounds
+            return int(result["withdrawn"]), rounds
 
 
 def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run("barrier/open_holders", keys=sorted(holders), ns=spec.ns)
+    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders), ns=spec.ns)
     if busy:
         names = some((f"{row['id']} ({row['status']})" for row in busy), "event")
         raise CascadeBusyError(
@@ -132,7 +151,7 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run("barrier/unheld_events", event_key=event_key(spec.ns, spec.id), ns=spec.ns)
+    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id), ns=spec.ns)
     names = (
         some((f"{row['id']} ({row['status']})" for row in pending), "event")
         if pending
@@ -157,45 +176,10 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
 
     def work(tx: Tx) -> None:
         while True:
-            tx.run("barrier/hold_cascade", event_key=key)
-            (check,) = tx.run("barrier/count_unheld", event_key=key)
+            tx.run(HOLD_CASCADE, event_key=key)
+            (check,) = tx.run(COUNT_UNHELD, event_key=key)
             if check["unheld"] == 0:
                 break
-        tx.run("barrier/mark_held", event_key=key)
+        tx.run(MARK_HELD, event_key=key)
 
     store.transaction(work)
-
-
-def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
-    ns = spec.ns
-    keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {
-        row["key"]: int(row["version"]) for row in tx.run("execution/max_versions", keys=keys)
-    }
-    rows = []
-    for uid in spec.roots:
-        k = artifact_key(ns, uid)
-        version = latest[k] + 1
-        if spec.type is EventType.CORRECT:
-            replacement = next(r for r in spec.replacements if r.replaces == uid)
-            content = replacement.content
-            meta = canonical_json(replacement.meta)
-            recipe = canonical_json(replacement.recipe.model_dump() if replacement.recipe else None)
-        else:
-            assert spec.interface is not None  # the model guarantees it for migrate
-            interface = spec.interface.model_dump()
-            content = json.dumps(interface, sort_keys=True)
-            meta = canonical_json({"tool": spec.interface.tool, "interface": interface})
-            recipe = None
-        rows.append(
-            {
-                "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
-                "vid": version_id(ns, uid, version),
-                "key": k,
-                "version": version,
-                "content": content,
-                "meta": meta,
-                "recipe": recipe,
-            }
-        )
-    tx.run("barrier/replace_roots", event_key=event_key(ns, spec.id), rows=rows)

@@ -6,7 +6,6 @@ bad input); `--debug` shows the trace. Every command that prints data takes `--j
 
 from __future__ import annotations
 
-import importlib
 import json
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any
 import click
 
 from memorepair.errors import InputError, MemoRepairError
-from memorepair.repair import Selector
+from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -395,14 +394,8 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool) -> None:
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
     """Artifacts by visibility and the open (unfinished) events of the namespace."""
     with _memory(ctx) as memory:
-        counts = memory.counts()
-        open_events = memory.store.read("events/open_events", ns=memory.ns)
-        data = {
-            "namespace": memory.ns,
-            "server": memory.store.uri,
-            "artifacts": counts,
-            "open_events": open_events,
-        }
+        data = memory.status()
+    counts, open_events = data["artifacts"], data["open_events"]
     _emit(
         data,
         as_json,
@@ -562,7 +555,7 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
         sys.exit(4)
 
 
-# ---- the demo and the benchmarks ---------------------------------------------------------
+# ---- the demo ----------------------------------------------------------------------------
 @cli.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
 @JSON_OPTION
@@ -576,38 +569,35 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     sample events in turn and prints what each withdrew, republished and removed, and its
     cost against Repair-all. Ends with the barrier check over the whole namespace.
     """
-    from memorepair import sample
+    from memorepair.sample import demo as sample_demo
 
-    ctx.obj["ns"] = ctx.obj.get("ns") or "demo"
-    results: list[dict[str, Any]] = []
-    with _memory(ctx) as memory:
-        memory.apply_schema()
-        if memory.ns != "demo" and any(memory.counts().values()):
-            raise InputError(
-                f"namespace {memory.ns!r} is not empty and the demo clears its namespace; "
-                "run it in the default 'demo' namespace or an empty one"
-            )
-        memory.clear()
-        imported = memory.import_file(sample.path("memory.jsonl"))
-        if not as_json:
+    ctx.obj["ns"] = ctx.obj.get("ns") or sample_demo.DEMO_NAMESPACE
+    narrate = not as_json
+
+    def imported(report: Any) -> None:
+        if narrate:
             click.echo(
-                f"sample memory: {imported.written} artifacts in namespace '{memory.ns}' "
+                f"sample memory: {report.written} artifacts in namespace '{memory.ns}' "
                 f"on {memory.store.uri}\n"
             )
-        for name in sample.EVENTS:
-            spec = memory.event(sample.path(name))
-            if not as_json:
-                click.echo(f"$ memorepair repair {name}   # {spec.reason}")
-            report = memory.repair(spec, progress=_Progress(quiet=True)).as_dict()
-            results.append(report)
-            if not as_json:
-                _print_report(report)
-                click.echo("")
-        stale = memory.stale_served()
-        counts = memory.counts()
-        if not keep:
-            memory.clear()
-    data = {"events": results, "stale_served": stale, "artifacts": counts}
+
+    def before(name: str, spec: Any) -> None:
+        if narrate:
+            click.echo(f"$ memorepair repair {name}   # {spec.reason}")
+
+    def after(report: Any) -> None:
+        if narrate:
+            _print_report(report.as_dict())
+            click.echo("")
+
+    with _memory(ctx) as memory:
+        result = sample_demo.run(memory, keep=keep, imported=imported, before=before, after=after)
+    stale, counts = result.stale_served, result.artifacts
+    data = {
+        "events": [r.as_dict() for r in result.reports],
+        "stale_served": stale,
+        "artifacts": counts,
+    }
 
     def human() -> None:
         click.echo("artifacts by visibility: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -623,38 +613,6 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     _emit(data, as_json, human)
     if stale:
         sys.exit(4)
-
-
-@cli.group()
-def bench() -> None:
-    """Benchmarks and the evaluation: they print figures (nothing here is a test)."""
-
-
-#: The benchmarks parse their own options (argparse), `-h` included: click passes all on.
-_PASS_THROUGH = {"ignore_unknown_options": True, "help_option_names": []}
-
-
-@bench.command("perf", context_settings=_PASS_THROUGH)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def bench_perf(args: tuple[str, ...]) -> None:
-    """Per-phase timings on synthetic memories and side-by-side ratios (`bench perf -h`)."""
-    sys.exit(_bench_main("memorepair.bench.perf", args))
-
-
-@bench.command("eval", context_settings=_PASS_THROUGH)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-def bench_eval(args: tuple[str, ...]) -> None:
-    """The paper's table on BFCL tool-use data (needs `make eval`'s extra; `bench eval -h`)."""
-    sys.exit(_bench_main("memorepair.bench.bfcl.eval", args))
-
-
-def _bench_main(module: str, args: tuple[str, ...]) -> int:
-    """Benchmarks load lazily: the evaluation needs the optional `bench` extra."""
-    try:
-        entry = importlib.import_module(module).main
-    except ImportError as exc:
-        raise InputError(f"{module} needs the bench extra ({exc}); run `make eval`") from exc
-    return int(entry(list(args)))
 
 
 def main() -> None:

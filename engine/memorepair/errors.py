@@ -6,7 +6,11 @@ it helps, what to do next: operators read these at 3 a.m.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only the type: the sandbox child imports this module and stays light
+    from pydantic import ValidationError
 
 
 class MemoRepairError(Exception):
@@ -68,3 +72,29 @@ def some(items: Iterable[object], noun: str, plural: str | None = None) -> str:
 
 def _short(text: str) -> str:
     return text if len(text) <= _SHOWN_ID_CHARS else text[: _SHOWN_ID_CHARS - 3] + "..."
+
+
+def describe_validation(
+    exc: ValidationError, where: Callable[[Sequence[int | str]], str] | None = None
+) -> str:
+    """pydantic's errors as `field 'x': message`, without its 'Value error, ' prefix.
+
+    The one format for bad input wherever it enters (memory lines, event files, API
+    arguments, settings); `where` names the location another way (settings name the
+    environment variable to fix instead of the field). At most SHOWN_IDS problems are
+    spelled out, then counted: a line with 100,000 bad inputs is still one short error.
+    """
+    errors = exc.errors()
+    parts = []
+    for err in errors[:SHOWN_IDS]:
+        message = str(err["msg"]).removeprefix("Value error, ")
+        loc = tuple(err["loc"])
+        if where is not None:
+            parts.append(f"{where(loc)}: {message}")
+        elif loc:
+            parts.append(f"field '{'.'.join(str(p) for p in loc)}': {message}")
+        else:
+            parts.append(message)
+    if len(errors) > SHOWN_IDS:
+        parts.append(f"and {len(errors) - SHOWN_IDS:,} more problems")
+    return "; ".join(parts)

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memorepair.errors import SHOWN_IDS, CycleError, InputError
+from memorepair.errors import SHOWN_IDS, CycleError, InputError, describe_validation
 from memorepair.graphs import topological
 from memorepair.model import ArtifactIn, EdgeIn, RepairEventSpec
 
@@ -40,19 +40,6 @@ class Memory:
     artifacts: tuple[ArtifactIn, ...]
     edges: tuple[EdgeIn, ...]
     lines: dict[str, int]
-
-
-def describe_validation(exc: ValidationError) -> str:
-    """pydantic's errors as `field 'x': message` (the first few, then a count)."""
-    errors = exc.errors()
-    parts = []
-    for err in errors[:SHOWN_IDS]:
-        message = str(err["msg"]).removeprefix("Value error, ")
-        where = ".".join(str(p) for p in err["loc"])
-        parts.append(f"field '{where}': {message}" if where else message)
-    if len(errors) > SHOWN_IDS:
-        parts.append(f"and {len(errors) - SHOWN_IDS:,} more problems")
-    return "; ".join(parts)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -191,6 +178,7 @@ def _index_line(
         )
     skeleton.lines[item.uid] = number
     skeleton.sizes[item.uid] = size
+    skeleton.pinned.update(item.pinned)
     skeleton.inputs[item.uid] = list(item.inputs)
     skeleton.related += [(item.uid, r) for r in item.related]
     index.offsets[item.uid] = offset
@@ -245,6 +233,7 @@ class Skeleton:
     edges: list[EdgeIn] = field(default_factory=list)
     related: list[tuple[str, str]] = field(default_factory=list)  # artifacts' own lists
     sizes: dict[str, int] = field(default_factory=dict)  # uid -> bytes of its content
+    pinned: set[str] = field(default_factory=set)  # inputs some artifact pins (`uid@N`)
 
     @classmethod
     def of(cls, memory: Memory) -> Skeleton:
@@ -254,6 +243,7 @@ class Skeleton:
             edges=list(memory.edges),
             related=[(a.uid, r) for a in memory.artifacts for r in a.related],
             sizes={a.uid: len(a.content) for a in memory.artifacts},
+            pinned={u for a in memory.artifacts for u in a.pinned},
         )
 
     def referenced(self) -> set[str]:

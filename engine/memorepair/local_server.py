@@ -199,7 +199,7 @@ class LocalServer:
             if _bolt_answers(self.settings.bolt_port):
                 progress(f"Neo4j is up after {time.monotonic() - started:.1f}s (pid {process.pid})")
                 return self.status()
-            percent = recovery_percent(_read_from(debug_log, log_offset))
+            percent = recovery_percent(read_from(debug_log, log_offset))
             if percent is not None and percent != recovered:
                 # After an unclean shutdown the server replays its transaction log before
                 # Bolt opens; that can take minutes after a large write. Killing it half
@@ -264,7 +264,7 @@ class LocalServer:
         self._make_private_root()
         self.lib.mkdir(mode=0o700, parents=True, exist_ok=True)
         progress(f"fetching Neo4j {self.settings.neo4j_version} jars from Maven Central")
-        with resources.as_file(_pom()) as pom:
+        with resources.as_file(pom_path()) as pom:
             result = subprocess.run(
                 [
                     mvn,
@@ -424,7 +424,7 @@ def recovery_percent(debug_log_text: str) -> int | None:
     return int(found[-1]) if found else None
 
 
-def _read_from(path: Path, offset: int) -> str:
+def read_from(path: Path, offset: int) -> str:
     """What was appended to `path` after `offset` (empty if it does not exist yet)."""
     try:
         with open(path, "rb") as file:
@@ -435,7 +435,7 @@ def _read_from(path: Path, offset: int) -> str:
         return ""
 
 
-def _pom() -> Traversable:
+def pom_path() -> Traversable:
     """The pom shipped in the wheel, else the checkout's `neo4j-local/pom.xml`."""
     packaged = resources.files("memorepair") / "neo4j_local" / "pom.xml"
     if packaged.is_file():

@@ -6,6 +6,12 @@ auditors can read and paste exactly what runs. Each file starts with header comm
     // mode: read|write
     // params: $uids, $ns
 
+A step module names the files it runs as module-level constants,
+
+    WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
+
+so a misspelt file fails when the module is imported, jump-to-definition leads from a call
+to its query, and `named_queries()` lets a test check both ways that every file is used.
 The loader refuses a file whose body uses a parameter it does not declare (or declares one
 it does not use), and `Query.params()` refuses a call that passes a different set, so a
 typo fails at load or at the call site, not as a silent null in Neo4j. Query text is never
@@ -86,13 +92,37 @@ def parse(name: str, raw: str, source: str) -> Query:
     return Query(name, text, mode, frozenset(declared), source)  # type: ignore[arg-type]
 
 
+#: Every query a module named at import, by source path (see `named_queries`).
+_NAMED: dict[str, Query] = {}
+
+
 @cache
 def load(name: str) -> Query:
     """Load `cypher/<name>.cypher`, e.g. `load("barrier/withdraw_cascade")`."""
-    path = _cypher_root() / f"{name}.cypher"
+    return _load_file(_cypher_root(), name, "cypher")
+
+
+def named(name: str, *, root: Path | None = None, label: str = "cypher") -> Query:
+    """A module's query constant: `cypher/<name>.cypher`, parsed now (fails at import).
+
+    `root`/`label` point at another folder of query files: the benchmarks keep theirs
+    outside the engine (`bench/cypher/`).
+    """
+    query = load(name) if root is None else _load_file(root, name, label)
+    _NAMED[query.source] = query
+    return query
+
+
+def named_queries() -> dict[str, Query]:
+    """Every query named so far, by source path (`cypher/<name>.cypher`)."""
+    return dict(_NAMED)
+
+
+def _load_file(root: Path, name: str, label: str) -> Query:
+    path = root / f"{name}.cypher"
     if not path.is_file():
-        raise MemoRepairError(f"no query file cypher/{name}.cypher")
-    return parse(name, path.read_text(encoding="utf-8"), f"cypher/{name}.cypher")
+        raise MemoRepairError(f"no query file {label}/{name}.cypher")
+    return parse(name, path.read_text(encoding="utf-8"), f"{label}/{name}.cypher")
 
 
 def all_names() -> list[str]:

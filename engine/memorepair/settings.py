@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,8 +31,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from memorepair.errors import ConfigError
-from memorepair.model import MAX_COST, NS_PATTERN
+from memorepair.errors import ConfigError, describe_validation
+from memorepair.model import MAX_COST, NS_PATTERN, lambda_problem
 
 #: Default w (value) and c (repair cost) per kind, or per skill arch. They encode the
 #: usual economics: caches are cheap to replay, neural skills dear to retrain.
@@ -98,9 +98,7 @@ class Settings(BaseSettings):
     stop_timeout_s: float = Field(default=300.0, gt=0)
 
     # --- repair ----------------------------------------------------------------------
-    lam: float = Field(
-        default=1.0, ge=0, le=1e9, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA")
-    )
+    lam: float = Field(default=1.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
     selector: Literal["mincut", "greedy", "all"] = "mincut"
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Field(default=200_000, ge=0)
@@ -109,6 +107,15 @@ class Settings(BaseSettings):
     max_content_bytes: int = Field(default=1_000_000, gt=0)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
+
+    #: Register the sample memory's `currency` tool (both versions) in every store, so the
+    #: sample events can be repaired by hand outside `memorepair demo` (which always has it).
+    sample_tools: bool = False
+
+    # --- operators (handed to the registry once, as `OperatorConfig`) -------------------
+    chain_timeout_s: float = Field(default=5.0, gt=0, le=3600)
+    chain_memory_mb: int = Field(default=1024, ge=64, le=65536)
+    chain_max_steps: int = Field(default=100, ge=1, le=100_000)
 
     # --- optional LLM-backed regen (OpenAI-compatible); off unless a base URL is set ---
     llm_base_url: str | None = None
@@ -120,6 +127,14 @@ class Settings(BaseSettings):
     llm_max_response_bytes: int = Field(default=4_000_000, gt=0, le=1_000_000_000)
     #: `http://` to a host other than loopback sends the key in clear: refused unless set.
     llm_allow_insecure_http: bool = False
+
+    @field_validator("lam")
+    @classmethod
+    def _check_lambda(cls, v: float) -> float:
+        problem = lambda_problem(v)
+        if problem:
+            raise ValueError(problem)
+        return v
 
     @field_validator("neo4j_uri")
     @classmethod
@@ -140,13 +155,6 @@ class Settings(BaseSettings):
                 raise ValueError(f"{key} cost must be at most {MAX_COST:g}, got {number!r}")
         return v
 
-    def default_value(self, table_key: str) -> float:
-        """w for a kind or `skill.<arch>` key; a partial table falls back to the defaults."""
-        return self.values.get(table_key, DEFAULT_VALUES[table_key])
-
-    def default_cost(self, table_key: str) -> float:
-        return self.costs.get(table_key, DEFAULT_COSTS[table_key])
-
     @property
     def uses_local_server(self) -> bool:
         return self.neo4j_uri is None
@@ -154,6 +162,98 @@ class Settings(BaseSettings):
     @property
     def local_uri(self) -> str:
         return f"bolt://127.0.0.1:{self.bolt_port}"
+
+
+@dataclass(frozen=True)
+class RepairConfig:
+    """What every repair and plan of a store runs with, derived from `Settings` once.
+
+    The steps receive the knobs they use from here as arguments; none reads settings.
+    """
+
+    lam: float = Settings.model_fields["lam"].default
+    selector: Literal["mincut", "greedy", "all"] = "mincut"
+    solver: Literal["auto", "igraph", "ortools"] = "auto"
+    solver_threshold: int = Settings.model_fields["solver_threshold"].default
+    busy_wait_s: float = Settings.model_fields["busy_wait_s"].default
+    values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
+    costs: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_COSTS))
+    #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
+    state_dir: Path = Path(".memorepair")
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> RepairConfig:
+        return cls(
+            lam=settings.lam,
+            selector=settings.selector,
+            solver=settings.solver,
+            solver_threshold=settings.solver_threshold,
+            busy_wait_s=settings.busy_wait_s,
+            values=dict(settings.values),
+            costs=dict(settings.costs),
+            state_dir=settings.state_dir,
+        )
+
+    def default_value(self, table_key: str) -> float:
+        """w for a kind or `skill.<arch>` key; a partial table falls back to the defaults."""
+        return self.values.get(table_key, DEFAULT_VALUES[table_key])
+
+    def default_cost(self, table_key: str) -> float:
+        return self.costs.get(table_key, DEFAULT_COSTS[table_key])
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """An OpenAI-compatible chat-completions endpoint for LLM regen."""
+
+    base_url: str
+    model: str
+    api_key: str | None
+    timeout_s: float
+    max_response_bytes: int = 4_000_000
+    allow_insecure_http: bool = False
+
+
+@dataclass(frozen=True)
+class OperatorConfig:
+    """What the built-in operators may use, derived from `Settings` once per store.
+
+    The registry receives it when it is built, so a fresh repair, a resumed one and a
+    plan all run their operators with the same limits.
+    """
+
+    #: Longest successor content regen accepts (the same cap as recorded content).
+    max_content_chars: int = Settings.model_fields["max_content_bytes"].default
+    chain_timeout_s: float = Settings.model_fields["chain_timeout_s"].default
+    chain_memory_mb: int = Settings.model_fields["chain_memory_mb"].default
+    chain_max_steps: int = Settings.model_fields["chain_max_steps"].default
+    #: Whether a chain with neither an interface nor a back-end validates (never by default).
+    chain_allow_unchecked: bool = False
+    param_min_retain_accuracy: float = 0.8
+    param_forget_max_confidence: float = 0.5
+    #: LLM regen is registered only when this is set (MEMOREPAIR_LLM_BASE_URL).
+    llm: LLMConfig | None = None
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> OperatorConfig:
+        llm = None
+        if settings.llm_base_url:
+            key = settings.llm_api_key
+            llm = LLMConfig(
+                base_url=settings.llm_base_url,
+                model=settings.llm_model,
+                api_key=key.get_secret_value() if key else None,
+                timeout_s=settings.llm_timeout_s,
+                max_response_bytes=settings.llm_max_response_bytes,
+                allow_insecure_http=settings.llm_allow_insecure_http,
+            )
+        return cls(
+            max_content_chars=settings.max_content_bytes,
+            chain_timeout_s=settings.chain_timeout_s,
+            chain_memory_mb=settings.chain_memory_mb,
+            chain_max_steps=settings.chain_max_steps,
+            llm=llm,
+        )
 
 
 #: The variable that names an env file to read (the CLI's `--env-file` sets it too).
@@ -170,10 +270,7 @@ def load_settings(env_file: Path | str | None = None, **overrides: object) -> Se
     try:
         return Settings(_env_file=path, **overrides)  # type: ignore[call-arg,arg-type]
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{_variable(err['loc'])}: {str(err['msg']).removeprefix('Value error, ')}"
-            for err in exc.errors()
-        )
+        problems = describe_validation(exc, where=_variable)
         raise ConfigError(f"bad setting ({problems}); see `memorepair --help` or README") from exc
 
 
@@ -265,7 +362,7 @@ def _shown(value: Any) -> object:
     return value
 
 
-def _variable(loc: tuple[int | str, ...]) -> str:
+def _variable(loc: Sequence[int | str]) -> str:
     """The environment variable an operator would set for the field at fault."""
     if not loc:
         return "settings"

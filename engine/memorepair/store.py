@@ -21,14 +21,26 @@ from neo4j import exceptions as neo4j_errors
 
 from memorepair import queries
 from memorepair.errors import ConfigError, DatabaseError, InputError, MemoRepairError
+from memorepair.queries import Query
 from memorepair.settings import Settings
 
 T = TypeVar("T")
 Row = dict[str, Any]
 
+#: Every constraint and index of `cypher/schema/`, each IF NOT EXISTS (`apply_schema`).
+SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
+SCHEMA_CONSTRAINTS = queries.named("store/schema_constraints")
+
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
 #: have two current versions, and without them every lookup by vid or key scans a label.
 REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key")
+
+
+def _text(query: Query) -> str:
+    """A loaded query file's text; anything else is refused (queries are never strings)."""
+    if not isinstance(query, Query):
+        raise MemoRepairError(f"queries are loaded files (queries.named), not {type(query)}")
+    return query.text
 
 
 class Tx:
@@ -42,12 +54,17 @@ class Tx:
         """Run `callback` once this attempt has committed (never for a retried attempt)."""
         self._after_commit.append(callback)
 
-    def run(self, name: str, **params: Any) -> list[Row]:
-        query = queries.load(name)
-        result = self._tx.run(query.text, query.params(params))
+    def run(self, query: Query, **params: Any) -> list[Row]:
+        result = self._tx.run(_text(query), query.params(params))
         # keys()+values(), not data(): our queries return maps and scalars only, and data()'s
         # recursive conversion was a third of the client's time on large cascades.
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
+
+
+def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
+    """`values` in consecutive lists of at most `size` (the last may be shorter)."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 class Store:
@@ -56,6 +73,9 @@ class Store:
         self.driver = driver
         self.uri = uri
         self.database = settings.neo4j_database
+        #: Rows per statement and transaction for work that does not fit one (bounded
+        #: server memory per transaction; MEMOREPAIR_BATCH_SIZE).
+        self.batch_size = settings.batch_size
         self._schema_seen = False
 
     @classmethod
@@ -106,11 +126,10 @@ class Store:
 
     def apply_schema(self) -> list[str]:
         """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS)."""
-        names = [name for name in queries.all_names() if name.startswith("schema/")]
-        for name in names:
-            self.write(name)
+        for query in SCHEMA:
+            self.write(query)
         self._schema_seen = True
-        return names
+        return [query.name for query in SCHEMA]
 
     def require_schema(self) -> None:
         """Refuse to write memory into a database whose schema was never applied.
@@ -121,7 +140,7 @@ class Store:
         if self._schema_seen:
             return
         try:
-            names = set(self.read("store/schema_constraints")[0]["names"])
+            names = set(self.read(SCHEMA_CONSTRAINTS)[0]["names"])
         except DatabaseError as exc:
             if isinstance(exc.__cause__, neo4j_errors.Forbidden):
                 self._schema_seen = True
@@ -136,30 +155,33 @@ class Store:
             )
         self._schema_seen = True
 
-    def read(self, name: str, **params: Any) -> list[Row]:
-        return self._execute(name, params, RoutingControl.READ)
+    def read(self, query: Query, **params: Any) -> list[Row]:
+        return self._execute(query, params, RoutingControl.READ)
+
+    def batched(self, values: Sequence[T]) -> Iterator[list[T]]:
+        """`values` in batches of the store's batch size."""
+        return batched(values, self.batch_size)
 
     def read_batches(
-        self, name: str, param: str, values: Sequence[Any], **fixed: Any
+        self, query: Query, param: str, values: Sequence[Any], **fixed: Any
     ) -> Iterator[list[Row]]:
-        """`name` once per batch of `values` (passed as `param`), results in batch order.
+        """`query` once per batch of `values` (passed as `param`), results in batch order.
 
         Two batches are read at once, so the caller decodes batch k while the server
         answers k+1 (each query runs on one server core).
         """
-        size = self.settings.batch_size
-        chunks = [list(values[start : start + size]) for start in range(0, len(values), size)]
+        chunks = list(self.batched(values))
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-read") as pool:
             pending: deque[Future[list[Row]]] = deque()
             for chunk in chunks:
-                pending.append(pool.submit(self.read, name, **fixed, **{param: chunk}))
+                pending.append(pool.submit(self.read, query, **fixed, **{param: chunk}))
                 if len(pending) == 2:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()
 
-    def write(self, name: str, **params: Any) -> list[Row]:
-        return self._execute(name, params, RoutingControl.WRITE)
+    def write(self, query: Query, **params: Any) -> list[Row]:
+        return self._execute(query, params, RoutingControl.WRITE)
 
     def transaction(self, work: Callable[[Tx], T]) -> T:
         """Run `work` as one managed write transaction (retried on transient errors)."""
@@ -175,35 +197,34 @@ class Store:
             callback()
         return result
 
-    def autocommit(self, name: str, **params: Any) -> None:
+    def autocommit(self, query: Query, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
-        query = queries.load(name)
         with self._translated(), self.driver.session(database=self.database) as session:
-            session.run(query.text, query.params(params)).consume()
+            session.run(_text(query), query.params(params)).consume()
 
-    def read_capped(self, name: str, timeout_s: float, **params: Any) -> list[Row]:
+    def read_capped(self, query: Query, timeout_s: float, **params: Any) -> list[Row]:
         """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
         baselines); the server's timeout error surfaces as `DatabaseError`."""
-        query = queries.load(name)
         with self._translated(), self.driver.session(database=self.database) as session:
-            result = session.run(neo4j.Query(query.text, timeout=timeout_s), query.params(params))
+            result = session.run(neo4j.Query(_text(query), timeout=timeout_s), query.params(params))
             return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
 
-    def explain(self, name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    def explain(self, query: Query, params: Mapping[str, Any]) -> dict[str, Any]:
         """The planner's plan for a query file (tests check reach queries stay linear)."""
-        query = queries.load(name)
-        text = "EXPLAIN " + query.text
+        text = "EXPLAIN " + _text(query)
         with self._translated(), self.driver.session(database=self.database) as session:
             summary = session.run(text, query.params(params)).consume()
         return dict(summary.plan or {})
 
-    def _execute(self, name: str, params: Mapping[str, Any], routing: RoutingControl) -> list[Row]:
-        query = queries.load(name)
+    def _execute(
+        self, query: Query, params: Mapping[str, Any], routing: RoutingControl
+    ) -> list[Row]:
+        text = _text(query)
         if query.mode == "write" and routing is RoutingControl.READ:
-            raise MemoRepairError(f"query {name} writes; it cannot be routed to readers")
+            raise MemoRepairError(f"query {query.name} writes; it cannot be routed to readers")
         with self._translated():
             records, _, _ = self.driver.execute_query(
-                query.text,
+                text,
                 query.params(params),
                 database_=self.database,
                 routing_=routing,
@@ -252,16 +273,16 @@ class WriteBehind:
     def __init__(
         self,
         store: Store,
-        name: str,
+        query: Query,
         *,
         batch_size: int | None = None,
         in_flight: int = 2,
         **fixed: Any,
     ) -> None:
         self._store = store
-        self._name = name
+        self._query = query
         self._fixed = fixed
-        self._size = batch_size or store.settings.batch_size
+        self._size = batch_size or store.batch_size
         self._in_flight = in_flight
         self._rows: list[Row] = []
         self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="memorepair")
@@ -280,7 +301,7 @@ class WriteBehind:
         while len(self._pending) >= self._in_flight:
             self._pending.popleft().result()
         self._pending.append(
-            self._pool.submit(self._store.write, self._name, **self._fixed, rows=rows)
+            self._pool.submit(self._store.write, self._query, **self._fixed, rows=rows)
         )
 
     def __enter__(self) -> WriteBehind:

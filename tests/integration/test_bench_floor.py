@@ -6,8 +6,9 @@ writes would make the engine look slower than it is and the target look out of r
 
 from __future__ import annotations
 
+from bench.perf import FLOOR_STEPS, HUB, layered_memory, write_floor
+
 from memorepair.api import MemoryStore
-from memorepair.bench.perf import FLOOR_STEPS, HUB, layered_memory, write_floor
 from memorepair.model import artifact_key
 
 

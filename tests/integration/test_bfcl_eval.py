@@ -16,11 +16,12 @@ pytest.importorskip(
 )
 pytest.importorskip("mpmath", reason="mpmath (bench extra, used by BFCL's MathAPI) missing")
 
+from bench.bfcl.bound import bound
+from bench.bfcl.builder import build_memory
+from bench.bfcl.eval import System, evaluate
+from bench.bfcl.events import generate_events
+
 from memorepair.api import MemoryStore
-from memorepair.bench.bfcl.bound import bound
-from memorepair.bench.bfcl.builder import build_memory
-from memorepair.bench.bfcl.eval import System, evaluate
-from memorepair.bench.bfcl.events import generate_events
 
 
 def test_tiny_bfcl_evaluation(memory: MemoryStore) -> None:

@@ -11,8 +11,8 @@ pytest.importorskip(
 )
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
 
-from memorepair.bench.bfcl import classes
-from memorepair.bench.bfcl.backends import (
+from bench.bfcl import classes
+from bench.bfcl.backends import (
     BfclBackend,
     MigratedBackend,
     Migration,
@@ -21,9 +21,10 @@ from memorepair.bench.bfcl.backends import (
     migrate_interface,
     rewrite_call,
 )
-from memorepair.bench.bfcl.builder import make_backends
-from memorepair.bench.bfcl.classes import backend_class, migrated_class
-from memorepair.bench.bfcl.data import TOOL_DOCS, load_tasks, select_tasks
+from bench.bfcl.builder import make_backends
+from bench.bfcl.classes import backend_class, migrated_class
+from bench.bfcl.data import TOOL_DOCS, load_tasks, select_tasks
+
 from memorepair.operators.common import schema_dict
 from memorepair.operators.sandbox import import_root, run_chain
 

@@ -6,8 +6,8 @@ import itertools
 import random
 
 import pytest
+from bench.bfcl.bound import EventClosure, bound
 
-from memorepair.bench.bfcl.bound import EventClosure, bound
 from memorepair.selection import SelectionProblem
 
 

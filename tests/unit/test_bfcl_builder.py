@@ -11,7 +11,7 @@ pytest.importorskip(
 )
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
 
-from memorepair.bench.bfcl.builder import (
+from bench.bfcl.builder import (
     NEURAL_UID,
     Memory,
     as_support,
@@ -20,8 +20,9 @@ from memorepair.bench.bfcl.builder import (
     make_backends,
     memory_stats,
 )
-from memorepair.bench.bfcl.executors import build_cache_content, rewrite_call_record
-from memorepair.bench.bfcl.graph import depth, influence_children, topological_order
+from bench.bfcl.executors import build_cache_content, rewrite_call_record
+from bench.bfcl.graph import depth, influence_children, topological_order
+
 from memorepair.model import ArtifactIn, EdgeIn, Kind
 from memorepair.operators.neural import NeuralSkill
 from memorepair.operators.regen import distill_prompt, summarize

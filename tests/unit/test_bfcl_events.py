@@ -9,10 +9,11 @@ pytest.importorskip(
 )
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
 
-from memorepair.bench.bfcl.backends import MigratedBackend, ToolCallError
-from memorepair.bench.bfcl.builder import as_support, build_memory, make_backends
-from memorepair.bench.bfcl.events import dump_events, generate_events
-from memorepair.bench.bfcl.executors import build_cache_content
+from bench.bfcl.backends import MigratedBackend, ToolCallError
+from bench.bfcl.builder import as_support, build_memory, make_backends
+from bench.bfcl.events import dump_events, generate_events
+from bench.bfcl.executors import build_cache_content
+
 from memorepair.model import EventType, Kind
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from memorepair.bench.bfcl.graph import cascade, depth, influence_children
-from memorepair.bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
+from bench.bfcl.graph import cascade, depth, influence_children
+from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
+
 from memorepair.model import ArtifactIn, Kind
 
 # r1 -> c1 -> s1 -> p ; r2 -> c2 -> s1 ; r2 -> s2 (s2 does not depend on r1)

@@ -13,7 +13,7 @@ pytest.importorskip(
 pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by MathAPI)")
 pytest.importorskip("matplotlib", reason="bench extra not installed (matplotlib)")
 
-from memorepair.bench.bfcl.eval import (
+from bench.bfcl.eval import (
     Row,
     format_table,
     frontier,

@@ -82,3 +82,20 @@ def test_sample_files_are_what_the_builder_makes(tmp_path: Path) -> None:
     } <= kinds
     event = json.loads(sample.path("event-migrate.json").read_text())
     assert event["type"] == "migrate" and event["interface"]["renames"]
+
+
+def test_every_query_file_is_named_by_a_module_and_every_name_has_a_file() -> None:
+    """Both ways: no dead `.cypher` file, no constant without its file (import fails)."""
+    import importlib
+    import pkgutil
+
+    import memorepair
+
+    for module in pkgutil.walk_packages(memorepair.__path__, "memorepair."):
+        importlib.import_module(module.name)
+    named = {q.source for q in queries.named_queries().values() if q.source.startswith("cypher/")}
+    on_disk = {f"cypher/{name}.cypher" for name in queries.all_names()}
+    assert sorted(on_disk - named) == [], "query files no module names (dead)"
+    assert sorted(named - on_disk) == []
+    with pytest.raises(MemoRepairError, match=r"no query file cypher/nope/missing\.cypher"):
+        queries.named("nope/missing")

@@ -18,6 +18,7 @@ import pytest
 from memorepair.errors import ConfigError
 from memorepair.operators.common import OperatorError
 from memorepair.operators.llm import HttpTransport, LLMRegenOperator, check_endpoint
+from memorepair.settings import LLMConfig, OperatorConfig, load_settings
 
 KEY = "sk-test-never-leaves"
 COMPLETION = {"choices": [{"message": {"content": "- a fact [r1@v1]"}}]}
@@ -162,10 +163,22 @@ def test_plain_http_only_to_loopback_unless_allowed() -> None:
             check_endpoint(url)
         check_endpoint(url, allow_insecure_http=True)
     with pytest.raises(ConfigError, match="refusing plain http"):
-        LLMRegenOperator({"llm_base_url": "http://llm.example.com/v1", "llm_api_key": KEY})
+        LLMRegenOperator(LLMConfig("http://llm.example.com/v1", "m", KEY, 5.0))
     with pytest.raises(OperatorError, match="not an http"):
         check_endpoint("file:///etc/passwd")
     allowed = LLMRegenOperator(
-        {"llm_base_url": "http://llm.example.com/v1", "llm_allow_insecure_http": True}
+        LLMConfig("http://llm.example.com/v1", "m", KEY, 5.0, allow_insecure_http=True)
     )
     assert allowed.name == "llm"
+
+
+def test_the_settings_reach_the_transport(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMOREPAIR_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MEMOREPAIR_LLM_MAX_RESPONSE_BYTES", "1234")
+    monkeypatch.setenv("MEMOREPAIR_LLM_TIMEOUT_S", "7")
+    llm = OperatorConfig.from_settings(load_settings()).llm
+    assert llm is not None
+    assert (llm.max_response_bytes, llm.timeout_s, llm.allow_insecure_http) == (1234, 7.0, False)
+    operator = LLMRegenOperator(llm)
+    transport = operator.transport
+    assert isinstance(transport, HttpTransport) and transport.max_response_bytes == 1234

@@ -49,8 +49,8 @@ def test_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
         "from memorepair import sample;"
         "assert 'site' in memorepair.__file__, memorepair.__file__;"
         "names = q.all_names(); [q.load(n) for n in names];"
-        "assert 'barrier/reach_cascade' in names;"
-        "assert ls._pom().is_file();"
+        "assert 'barrier/withdraw_cascade' in names;"
+        "assert ls.pom_path().is_file();"
         "assert sample.path('memory.jsonl').is_file();"
         "print(len(names))"
     )

@@ -8,7 +8,6 @@ the same when built twice from the same context, so nothing may depend on dict o
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -26,11 +25,6 @@ class OperatorError(MemoRepairError):
     The candidate fails (its artifact stays withdrawn); the message says which artifact
     and why, e.g. a recipe's function that the new interface no longer has.
     """
-
-
-def canonical_json(value: Any) -> str:
-    """One text per value: sorted keys, no spaces, UTF-8 kept (replay compares bytes)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
@@ -112,10 +106,6 @@ def unknown_inputs(ctx: RepairContext, inputs: Iterable[str]) -> list[str]:
     """Inputs a successor claims that are not usable support (deleted, invalidated, unknown)."""
     allowed = {s.uid for s in ctx.support}
     return sorted({uid for uid in inputs if uid not in allowed})
-
-
-def option(ctx: RepairContext, key: str, default: Any) -> Any:
-    return ctx.options.get(key, default)
 
 
 # -- interfaces --------------------------------------------------------------------------

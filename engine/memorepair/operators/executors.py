@@ -26,13 +26,14 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from memorepair.codec import canonical_json
 from memorepair.model import Interface
 
 from .base import Executor, Support, ToolBackend
-from .common import OperatorError, canonical_json, hashed_counts, parse_json, pick
+from .common import OperatorError, hashed_counts, parse_json, pick
 from .sandbox import import_root, run_job
 
-#: Wall clock and address space for one ``tool.call`` in the sandbox.
+#: Wall clock and address space for one ``tool.call`` in the sandbox (the chain defaults).
 TOOL_CALL_TIMEOUT_S = 5.0
 TOOL_CALL_MEMORY_MB = 1024
 
@@ -172,10 +173,16 @@ def rebuildable(backend: ToolBackend, name: str) -> dict[str, str]:
     return {"module": cls.__module__, "attr": cls.__qualname__}
 
 
-def builtin_executors(backends: BackendLookup) -> dict[str, Executor]:
+def builtin_executors(
+    backends: BackendLookup,
+    *,
+    timeout_s: float = TOOL_CALL_TIMEOUT_S,
+    memory_mb: int = TOOL_CALL_MEMORY_MB,
+) -> dict[str, Executor]:
+    """The built-in executors; ``tool.call`` runs in the sandbox with these limits."""
     return {
         "text.join": TextJoin(),
         "json.pick": JsonPick(),
         "embed.hash": EmbedHash(),
-        "tool.call": ToolCall(backends),
+        "tool.call": ToolCall(backends, timeout_s=timeout_s, memory_mb=memory_mb),
     }

@@ -1,8 +1,8 @@
 """Optional ``regen`` through an OpenAI-compatible chat-completions endpoint (urllib only).
 
-Enabled only when ``options["llm_base_url"]`` is set (then placed before the extractive
-``regen``); ``llm_model`` and ``llm_api_key`` complete the settings, ``llm_timeout_s``
-bounds the request. The model gets only the usable support, numbered with the citation it
+Registered only when ``MEMOREPAIR_LLM_BASE_URL`` is set (``OperatorConfig.llm``; then it
+comes before the extractive ``regen``); the model, key and timeout come from the same
+``LLMConfig``. The model gets only the usable support, numbered with the citation it
 must use (``[uid@vN]``), and its answer goes through the same citation, support and
 regression checks as extractive regen (minus the "text is a substring of the cited item"
 check, since the model paraphrases). Output is not guaranteed deterministic; requests use
@@ -33,6 +33,7 @@ from typing import Any
 
 from memorepair.errors import ConfigError
 from memorepair.model import Artifact, Kind, Mode
+from memorepair.settings import LLMConfig, OperatorConfig
 
 from .base import RepairContext, Successor, Validation
 from .common import CITATION, OperatorError, citation, normalise_ws
@@ -205,23 +206,32 @@ class LLMRegenOperator:
     name = "llm"
     mode = Mode.REGEN
 
-    def __init__(self, options: Mapping[str, Any], transport: Transport | None = None) -> None:
-        base = options.get("llm_base_url")
-        if not isinstance(base, str) or not base:
-            raise OperatorError("llm: options['llm_base_url'] is required")
-        self._url = base.rstrip("/") + "/chat/completions"
-        self._model = str(options.get("llm_model", "gpt-4o-mini"))
-        self._api_key = options.get("llm_api_key")
-        self._timeout = float(options.get("llm_timeout_s", 60.0))
+    def __init__(
+        self,
+        llm: LLMConfig,
+        *,
+        max_content_chars: int = OperatorConfig.max_content_chars,
+        transport: Transport | None = None,
+    ) -> None:
+        if not llm.base_url:
+            raise OperatorError("llm: a base URL is required (MEMOREPAIR_LLM_BASE_URL)")
+        self._url = llm.base_url.rstrip("/") + "/chat/completions"
+        self._model = llm.model
+        self._api_key = llm.api_key
+        self._timeout = llm.timeout_s
+        self._limit = max_content_chars
         if transport is None:  # the default one refuses an unsafe endpoint: say so at once
-            allow_http = bool(options.get("llm_allow_insecure_http", False))
             try:
-                check_endpoint(self._url, allow_http)
+                check_endpoint(self._url, llm.allow_insecure_http)
             except OperatorError as exc:  # a setting at fault: refuse at start, not per build
                 raise ConfigError(str(exc)) from exc
-            max_bytes = int(options.get("llm_max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES))
-            transport = HttpTransport(max_bytes, allow_http)
+            transport = HttpTransport(llm.max_response_bytes, llm.allow_insecure_http)
         self._transport = transport
+
+    @property
+    def transport(self) -> Transport:
+        """What requests go through (the safe `HttpTransport` unless a test passed one)."""
+        return self._transport
 
     def accepts(self, artifact: Artifact) -> bool:
         return artifact.kind is Kind.SUMMARY or is_prompt_skill(artifact)
@@ -229,7 +239,7 @@ class LLMRegenOperator:
     def request(self, ctx: RepairContext) -> tuple[dict[str, Any], dict[str, str]]:
         payload = {"model": self._model, "messages": build_messages(ctx), "temperature": 0}
         headers = {"Content-Type": "application/json"}
-        if isinstance(self._api_key, str) and self._api_key:
+        if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
         return payload, headers
 
@@ -255,4 +265,5 @@ class LLMRegenOperator:
             if prompt_skill
             else ctx.support,
             extractive=False,
+            limit=self._limit,
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
+from memorepair.settings import OperatorConfig
 
 from .base import RepairContext, Successor, Support, Validation
 from .common import (
@@ -25,13 +26,11 @@ from .common import (
     citation,
     first_sentence,
     normalise_ws,
-    option,
     unknown_inputs,
     words,
 )
 
 SENTENCE_LIMIT = 200
-DEFAULT_MAX_CONTENT_CHARS = 20000
 #: Phrase length (words) for the "no text from invalidated support" check.
 SHINGLE = 4
 
@@ -135,50 +134,24 @@ def check_cited_text(
     header: str | None,
     must_cite: Sequence[Support],
     extractive: bool,
+    limit: int,
 ) -> Validation:
     """Schema, support and regression checks shared by extractive and LLM regen."""
-    content = successor.content
-    limit = int(option(ctx, "max_content_chars", DEFAULT_MAX_CONTENT_CHARS))
-    if not content.strip():
-        return Validation(False, "schema: successor is empty")
-    if len(content) > limit:
-        return Validation(False, f"schema: {len(content)} characters > max_content_chars {limit}")
-    stray = unknown_inputs(ctx, successor.inputs)
-    if stray:
-        return Validation(False, f"support: {some(stray, 'input')} not usable support")
-    lines = content.split("\n")
-    if header is not None:
-        if lines[0] != header:
-            return Validation(False, f"schema: first line should be {header!r}, got {lines[0]!r}")
-        lines = lines[1:]
+    problem = _shape_problem(ctx, successor, header, limit)
+    if problem:
+        return Validation(False, problem)
+    lines = successor.content.split("\n")
+    first = 1 if header is None else 2
     by_uid = {s.uid: s for s in ctx.support}
     taint = _Taint(ctx)
     cited: set[str] = set()
-    for number, line in enumerate(lines, start=2 if header is not None else 1):
+    for number, line in enumerate(lines[first - 1 :], start=first):
         parsed = parse_cited_line(line)
         if parsed is None:
             return Validation(False, f"schema: line {number} is not '- text [uid@vN]': {line!r}")
-        item = by_uid.get(parsed.uid)
-        if item is None:
-            return Validation(
-                False, f"support: line {number} cites {parsed.uid!r}, which is not usable support"
-            )
-        if item.version != parsed.version:
-            return Validation(
-                False,
-                f"support: line {number} cites {parsed.uid}@v{parsed.version}, "
-                f"support has v{item.version}",
-            )
-        grounded = parsed.text == instruction_of(item) or parsed.text in normalise_ws(item.content)
-        if extractive and not grounded:
-            return Validation(
-                False, f"support: line {number} text does not come from {parsed.uid!r}"
-            )
-        # A grounded line is a verbatim part of its support item and draws on nothing else
-        # (word n-grams would misjudge a sentence cut mid-word at the length limit).
-        phrase = None if grounded else taint.phrase(parsed.text)
-        if phrase:
-            return Validation(False, f"support: line {number} draws on invalidated text {phrase}")
+        problem = _line_problem(number, parsed, by_uid.get(parsed.uid), taint, extractive)
+        if problem:
+            return Validation(False, problem)
         cited.add(parsed.uid)
     unlisted = sorted(cited - set(successor.inputs))
     if unlisted:
@@ -189,11 +162,53 @@ def check_cited_text(
     return Validation(True)
 
 
+def _shape_problem(
+    ctx: RepairContext, successor: Successor, header: str | None, limit: int
+) -> str | None:
+    content = successor.content
+    if not content.strip():
+        return "schema: successor is empty"
+    if len(content) > limit:
+        return f"schema: {len(content)} characters > max_content_chars {limit}"
+    stray = unknown_inputs(ctx, successor.inputs)
+    if stray:
+        return f"support: {some(stray, 'input')} not usable support"
+    first = content.split("\n", 1)[0]
+    if header is not None and first != header:
+        return f"schema: first line should be {header!r}, got {first!r}"
+    return None
+
+
+def _line_problem(
+    number: int, parsed: CitedLine, item: Support | None, taint: _Taint, extractive: bool
+) -> str | None:
+    """Why one cited line may not stand (None: it may)."""
+    if item is None:
+        return f"support: line {number} cites {parsed.uid!r}, which is not usable support"
+    if item.version != parsed.version:
+        return (
+            f"support: line {number} cites {parsed.uid}@v{parsed.version}, "
+            f"support has v{item.version}"
+        )
+    grounded = parsed.text == instruction_of(item) or parsed.text in normalise_ws(item.content)
+    if extractive and not grounded:
+        return f"support: line {number} text does not come from {parsed.uid!r}"
+    # A grounded line is a verbatim part of its support item and draws on nothing else
+    # (word n-grams would misjudge a sentence cut mid-word at the length limit).
+    phrase = None if grounded else taint.phrase(parsed.text)
+    if phrase:
+        return f"support: line {number} draws on invalidated text {phrase}"
+    return None
+
+
 class RegenOperator:
     """Extractive regeneration of summaries and prompt skills from retained support."""
 
     name = "regen"
     mode = Mode.REGEN
+
+    def __init__(self, config: OperatorConfig | None = None) -> None:
+        self._limit = (config or OperatorConfig()).max_content_chars
 
     def accepts(self, artifact: Artifact) -> bool:
         return artifact.kind is Kind.SUMMARY or is_prompt_skill(artifact)
@@ -217,5 +232,8 @@ class RegenOperator:
                 header=prompt_header(skill_title(ctx.artifact)),
                 must_cite=[s for s in ctx.support if instruction_of(s)],
                 extractive=True,
+                limit=self._limit,
             )
-        return check_cited_text(ctx, successor, header=None, must_cite=ctx.support, extractive=True)
+        return check_cited_text(
+            ctx, successor, header=None, must_cite=ctx.support, extractive=True, limit=self._limit
+        )

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import asdict
 from typing import Any
 
-from memorepair.bench.bfcl.backends import BfclBackend, MigratedBackend, Migration
+from bench.bfcl.backends import BfclBackend, MigratedBackend, Migration
 
 TOOL_PREFIX = "Bfcl_"
 MIGRATED_PREFIX = "Migrated_"

@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair.bench.bfcl.data import STATELESS_TOOLS, func_docs, tool_class
+from bench.bfcl.data import STATELESS_TOOLS, func_docs, tool_class
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.model import FunctionSpec, Interface, ParamType
 
@@ -104,7 +104,7 @@ class BfclBackend:
     """One BFCL class as a ``ToolBackend``; ``scenarios`` maps task id -> that task's config.
 
     The chain sandbox rebuilds a back-end in a child process from its class's import path
-    with no arguments: use the per-tool subclasses of ``memorepair.bench.bfcl.classes``
+    with no arguments: use the per-tool subclasses of ``bench.bfcl.classes``
     (``make_backends`` does), which know their tool and, without scenarios, serve BFCL's
     default state.
     """
@@ -247,7 +247,7 @@ def _coerce_back(value: Any, original: ParamType) -> Any:
 class MigratedBackend:
     """A back-end serving ``migrate_interface(inner.schema(), migration)``.
 
-    ``memorepair.bench.bfcl.classes.migrated_class`` gives a zero-argument subclass per
+    ``bench.bfcl.classes.migrated_class`` gives a zero-argument subclass per
     migration (for the chain sandbox).
     """
 

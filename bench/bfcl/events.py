@@ -17,14 +17,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair.bench.bfcl.backends import BfclBackend, Migration, migrate_interface
-from memorepair.bench.bfcl.builder import (
+from bench.bfcl.backends import BfclBackend, Migration, migrate_interface
+from bench.bfcl.builder import (
     Memory,
     as_support,
     iface_uid,
     make_backends,
 )
-from memorepair.bench.bfcl.executors import build_cache_content, canonical_json
+from bench.bfcl.executors import build_cache_content
+from memorepair.codec import canonical_json
 from memorepair.errors import InputError
 from memorepair.model import ArtifactIn, EventType, Interface, RepairEventSpec, Replacement
 

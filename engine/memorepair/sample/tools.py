@@ -16,7 +16,7 @@ in its subprocess from the class's import path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:  # imported where used: the sandbox child that runs a call stays light
     from memorepair.model import Interface
@@ -124,3 +124,17 @@ def currency_migration() -> Interface:
             "convert": {"amount": "value", "from_currency": "source", "to_currency": "target"}
         },
     )
+
+
+class _Registers(Protocol):
+    def register_backend(self, backend: Any) -> None: ...
+
+
+def register_tools(target: _Registers) -> None:
+    """Register both versions of the `currency` back-end (on a `MemoryStore` or registry).
+
+    The sample's tool caches replay through `currency` and its migrate event moves them
+    to version 2; production registries never carry it.
+    """
+    target.register_backend(CurrencyBackend())
+    target.register_backend(CurrencyBackendV2())

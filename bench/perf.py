@@ -1,6 +1,6 @@
 """Performance figures on synthetic memories (prints tables; asserts nothing).
 
-Run ``memorepair bench perf`` (or ``python -m memorepair.bench.perf``) against the
+Run ``make bench`` (``python -m bench.perf`` from the checkout) against the
 configured Neo4j. Four sections, each selectable with ``--only``:
 
 ``phases``     a layered memory (records -> caches with a replay recipe -> summaries ->
@@ -46,13 +46,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench import selection_bench
+from memorepair import queries
 from memorepair import selection as sel
 from memorepair.api import MemoryStore, open_store
-from memorepair.bench import selection_bench
+from memorepair.cascade import PLAN_CASCADE
 from memorepair.errors import DatabaseError
 from memorepair.graphs import topological
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
+from memorepair.queries import Query
 
 SECTIONS = ("phases", "selection", "reach", "writes")
 PHASES = (
@@ -66,10 +69,25 @@ PHASES = (
     "publication",
 )
 
-#: Baselines, as named query files like every other query: the raw read of a cascade
-#: subgraph and the path-enumerating reach.
-RAW_CASCADE = "bench/raw_cascade"
-NAIVE_REACH = "bench/naive_reach"
+#: The benchmarks' own query files (`bench/cypher/`), named like the engine's.
+BENCH_CYPHER = Path(__file__).resolve().parent / "cypher"
+
+
+def _query(name: str) -> Query:
+    return queries.named(name, root=BENCH_CYPHER, label="bench/cypher")
+
+
+#: Baselines: the raw read of a cascade subgraph and the path-enumerating reach.
+RAW_CASCADE = _query("raw_cascade")
+NAIVE_REACH = _query("naive_reach")
+SERVER_HEAP = _query("server_heap")
+REACH_CASCADE = _query("reach_cascade")
+#: The write floor's statements (``write_floor``).
+FLOOR_WITHDRAW = _query("floor_withdraw")
+FLOOR_EVENT = _query("floor_event")
+FLOOR_WITHDREW = _query("floor_withdrew")
+FLOOR_SUCCESSORS = _query("floor_successors")
+FLOOR_INFLUENCES = _query("floor_influences")
 
 #: The write floor's steps, in the order they run (see ``write_floor``).
 FLOOR_STEPS = ("read", "order", "withdraw", "withdrew", "successors", "influences")
@@ -206,7 +224,7 @@ def _server_memory(memory: MemoryStore) -> str:
     """Server heap in use (JMX) and the server process's peak RSS, when readable."""
     parts = []
     try:
-        for record in memory.store.read("bench/server_heap"):
+        for record in memory.store.read(SERVER_HEAP):
             heap = record["heap"]
             parts.append(f"heap {heap['used'] / 2**20:.0f}/{heap['max'] / 2**20:.0f} MiB")
     except DatabaseError:
@@ -223,8 +241,8 @@ def _server_memory(memory: MemoryStore) -> str:
     return ", ".join(parts) or "n/a"
 
 
-def _run_query(memory: MemoryStore, name: str, params: dict[str, Any], timeout: float) -> Any:
-    return memory.store.read_capped(name, timeout, **params)
+def _run_query(memory: MemoryStore, query: Query, params: dict[str, Any], timeout: float) -> Any:
+    return memory.store.read_capped(query, timeout, **params)
 
 
 def _plan_operators(plan: Any) -> list[str]:
@@ -234,8 +252,8 @@ def _plan_operators(plan: Any) -> list[str]:
     return names
 
 
-def _explain(memory: MemoryStore, name: str, params: dict[str, Any]) -> list[str]:
-    return _plan_operators(memory.store.explain(name, params))
+def _explain(memory: MemoryStore, query: Query, params: dict[str, Any]) -> list[str]:
+    return _plan_operators(memory.store.explain(query, params))
 
 
 def _fresh(settings_ns: str, memory: MemoryStore) -> MemoryStore:
@@ -290,23 +308,23 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
 
     def withdraw() -> None:
         for vids in batches:
-            memory.store.write("bench/floor_withdraw", vids=vids)
+            memory.store.write(FLOOR_WITHDRAW, vids=vids)
 
     def withdrew() -> None:
-        memory.store.write("bench/floor_event", key=key, ns=memory.ns, id=f"bench-floor-{run}")
+        memory.store.write(FLOOR_EVENT, key=key, ns=memory.ns, id=f"bench-floor-{run}")
         for vids in batches:
-            memory.store.write("bench/floor_withdrew", key=key, vids=vids)
+            memory.store.write(FLOOR_WITHDREW, key=key, vids=vids)
 
     seconds["withdraw"], _ = _timed(withdraw)
     seconds["withdrew"], _ = _timed(withdrew)
     seconds["successors"] = seconds["influences"] = 0.0
     written = edges = 0
     for vids in batches:
-        took, rows = _timed(partial(memory.store.write, "bench/floor_successors", vids=vids))
+        took, rows = _timed(partial(memory.store.write, FLOOR_SUCCESSORS, vids=vids))
         seconds["successors"] += took
         written += rows[0]["written"]
         wanted = [{"key": keys_of[v], "keys": inputs[v]} for v in vids if inputs[v]]
-        took, rows = _timed(partial(memory.store.write, "bench/floor_influences", rows=wanted))
+        took, rows = _timed(partial(memory.store.write, FLOOR_INFLUENCES, rows=wanted))
         seconds["influences"] += took
         edges += rows[0]["edges"]
     expected = sum(len(used) for used in inputs.values())
@@ -345,7 +363,7 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
         rows: list[PhaseRow] = []
         for run in range(1, repeats + 1):
             keys = [artifact_key(memory.ns, HUB)]
-            reach, result = _timed(partial(memory.store.read, "candidates/plan_cascade", keys=keys))
+            reach, result = _timed(partial(memory.store.read, PLAN_CASCADE, keys=keys))
             reached = result[0]["rows"]
             raw, _ = _timed(partial(_run_query, memory, RAW_CASCADE, {"keys": keys}, 600))
             event = correct_event(f"perf-{run}")
@@ -439,14 +457,14 @@ def bench_selection(sizes: Sequence[int], repeats: int, cap: float, lam: float =
 
 def _selection_row(n: int, repeats: int, cap: float, lam: float, alive: dict[str, bool]) -> None:
     problem = selection_bench.cascade_problem(n)
-    network = selection_bench._network(problem, lam)[:6]
+    network = selection_bench.network(problem, lam)[:6]
     ortools = partial(sel.BACKENDS["ortools"], *network)
     ort = _median([_timed(ortools)[0] for _ in range(repeats)])
     mincut = partial(sel.select_mincut, problem, lam, backend="ortools")
     e2e = _median([_timed(mincut)[0] for _ in range(repeats)])
     runners: dict[str, Callable[[], Any]] = {
         "igraph": partial(sel.BACKENDS["igraph"], *network),
-        "networkx": partial(selection_bench._networkx_mask, *network),
+        "networkx": partial(selection_bench.networkx_mask, *network),
     }
     cells: list[str] = []
     ratios: list[str] = []
@@ -471,7 +489,7 @@ def bench_reach(base: MemoryStore, depths: Sequence[int], repeats: int, cap: flo
     print("\n== reach: pruning BFS vs path enumeration on diamond ladders ==")
     memory = _fresh("perf-reach", base)
     explain_params = {"keys": ["x"]}
-    pruned_ops = _plan_operators(memory.store.explain("barrier/reach_cascade", explain_params))
+    pruned_ops = _plan_operators(memory.store.explain(REACH_CASCADE, explain_params))
     naive_ops = _explain(memory, NAIVE_REACH, explain_params)
     print("barrier/reach_cascade plan: " + " <- ".join(pruned_ops))
     print("naive (no DISTINCT) plan:   " + " <- ".join(naive_ops))
@@ -487,7 +505,7 @@ def bench_reach(base: MemoryStore, depths: Sequence[int], repeats: int, cap: flo
         times = []
         count = 0
         for _ in range(repeats):
-            seconds, rows = _timed(partial(memory.store.read, "barrier/reach_cascade", keys=keys))
+            seconds, rows = _timed(partial(memory.store.read, REACH_CASCADE, keys=keys))
             times.append(seconds)
             count = len(rows)
         pruned = _median(times)
@@ -576,7 +594,7 @@ def _sizes(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     doc = __doc__ or ""
     parser = argparse.ArgumentParser(
-        prog="memorepair bench perf",
+        prog="python -m bench.perf",
         description=doc.split("\n\n", 1)[0],
         epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -615,7 +633,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown sections {sorted(unknown)}; choose from {', '.join(SECTIONS)}")
 
-    print(f"memorepair bench perf: {os.cpu_count()} cpus, repeats {args.repeats}")
+    print(f"bench perf: {os.cpu_count()} cpus, repeats {args.repeats}")
     if "selection" in only:
         bench_selection(_sizes(args.selection_sizes), args.repeats, args.solver_cap)
     if only & {"phases", "reach", "writes"}:

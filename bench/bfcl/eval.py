@@ -19,7 +19,7 @@ Figures per (event, system):
 Output: a table (systems x figures, overall and per event type) on stdout, ``results.csv``
 (one row per event and system), ``summary.csv`` and ``cost_vs_recovered.png``.
 
-Run: ``python -m memorepair.bench.bfcl.eval --out bench-out/bfcl`` (a running Neo4j, as
+Run: ``python -m bench.bfcl.eval --out bench-out/bfcl`` (a running Neo4j, as
 configured for the engine; ``pip install --no-deps bfcl-eval`` and the ``bench`` extra).
 """
 
@@ -35,9 +35,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair.api import MemoryStore, open_store
-from memorepair.bench.bfcl.bound import Bound, EventClosure, bound, event_closure
-from memorepair.bench.bfcl.builder import (
+from bench.bfcl.bound import Bound, EventClosure, bound, event_closure
+from bench.bfcl.builder import (
     CALL_EXECUTOR,
     DEFAULT_TASKS,
     IMPORT_VERSION,
@@ -46,15 +45,17 @@ from memorepair.bench.bfcl.builder import (
     build_memory,
     make_backends,
 )
-from memorepair.bench.bfcl.classes import make_migrated
-from memorepair.bench.bfcl.events import DEFAULT_SEED, BenchEvent, generate_events
-from memorepair.bench.bfcl.executors import BfclCall, rewrite_call_record
-from memorepair.bench.bfcl.graph import cascade, influence_children
-from memorepair.bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
-from memorepair.bench.bfcl.workload import DEFAULT_SIZE, workload
+from bench.bfcl.classes import make_migrated
+from bench.bfcl.events import DEFAULT_SEED, BenchEvent, generate_events
+from bench.bfcl.executors import BfclCall, rewrite_call_record
+from bench.bfcl.graph import cascade, influence_children
+from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
+from bench.bfcl.workload import DEFAULT_SIZE, workload
+from memorepair.api import MemoryStore, open_store
 from memorepair.candidates import CandidateFamily
+from memorepair.events import RepairReport
 from memorepair.model import Artifact
-from memorepair.repair import RepairReport, Selector
+from memorepair.selection import Selector
 
 EVENT_TYPES = ("delete", "correct", "migrate")
 MAIN_LAMBDAS = (0.5, 1.0, 1.5)
@@ -422,7 +423,7 @@ def write_summary(summary: Sequence[dict[str, Any]], path: Path) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="memorepair bench eval",
+        prog="python -m bench.bfcl.eval",
         description="MemoRepair on BFCL multi-turn tool use: exposure, recovery, cost.",
     )
     parser.add_argument("--tasks", type=int, default=DEFAULT_TASKS, help="BFCL tasks in memory")

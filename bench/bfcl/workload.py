@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 
-from memorepair.bench.bfcl.builder import (
+from bench.bfcl.builder import (
     NEURAL_UID,
     Memory,
     prompt_uid,

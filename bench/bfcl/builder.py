@@ -24,27 +24,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memorepair.bench.bfcl.backends import (
+from bench.bfcl.backends import (
     BfclBackend,
     ToolCallError,
     check_call,
     interface_from_docs,
 )
-from memorepair.bench.bfcl.classes import make_backend
-from memorepair.bench.bfcl.data import (
+from bench.bfcl.classes import make_backend
+from bench.bfcl.data import (
     DEFAULT_CATEGORY,
     TOOL_DOCS,
     Task,
     load_tasks,
     select_tasks,
 )
-from memorepair.bench.bfcl.executors import (
+from bench.bfcl.executors import (
     SETUP_PRIOR_CALLS,
     build_cache_content,
-    canonical_json,
     rewrite_call_record,
 )
-from memorepair.bench.bfcl.graph import depth, influence_children
+from bench.bfcl.graph import depth, influence_children
+from memorepair.codec import canonical_json
 from memorepair.model import Arch, ArtifactIn, EdgeIn, Kind, Recipe
 from memorepair.operators.base import Support
 from memorepair.operators.neural import train_neural_skill

@@ -1,0 +1,34 @@
+"""The benchmarks are programs beside the engine (`python -m bench.perf`), with `-h`."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_bench_perf_help_lists_its_options_and_sections(flag: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.perf", flag], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "usage: python -m bench.perf" in result.stdout
+    for option in ("--sizes", "--only", "--selection-sizes", "--depths", "--write-n"):
+        assert option in result.stdout
+    assert "phases: artifact counts (default: 1e3,1e4,1e5)" in result.stdout
+
+
+def test_the_engine_never_imports_the_benchmarks() -> None:
+    engine = ROOT / "engine" / "memorepair"
+    offenders = [
+        str(path.relative_to(ROOT))
+        for path in engine.rglob("*.py")
+        if "import bench" in (text := path.read_text(encoding="utf-8")) or "from bench" in text
+    ]
+    assert offenders == []
+    assert not (engine / "bench").exists()
