@@ -47,11 +47,17 @@ class EscapeBackend:
 
     @staticmethod
     def _sleeper(tag: str, *, new_session: bool) -> None:
-        """Fork; the child (in a session of its own if asked) becomes ``sleep <tag>``."""
+        """Fork a child (in a session of its own if asked) that becomes ``sleep <tag>``;
+        return once it has: the write end of a close-on-exec pipe closes at its exec."""
+        ready, done = os.pipe2(os.O_CLOEXEC)
         if os.fork() == 0:
+            os.close(ready)
             if new_session:
                 os.setsid()
             os.execv("/bin/sleep", ["sleep", tag])
+        os.close(done)
+        os.read(ready, 1)  # EOF: the child has exec'd
+        os.close(ready)
 
     def _setsid_grandchild(self, tag: str) -> None:
         if os.fork() == 0:  # the child starts a grandchild in a new session, then exits
@@ -61,13 +67,14 @@ class EscapeBackend:
         time.sleep(3600)  # and the step itself never ends: the timeout has to act
 
     def _daemon(self, tag: str) -> str:
-        """A double-forked daemon that keeps stdout and stderr open; the call returns."""
+        """A double-forked daemon that keeps stdout and stderr open; the call returns once
+        the daemon runs ``sleep <tag>``."""
         if os.fork() == 0:
             os.setsid()
             self._sleeper(tag, new_session=False)
             os._exit(0)
         os.wait()
-        return "daemon started"
+        return "daemon running"
 
     def _fork_bomb(self, tag: str, hang: bool) -> dict[str, int]:
         forked = refused = 0

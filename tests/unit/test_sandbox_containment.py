@@ -100,7 +100,7 @@ def call(function: str, args: dict[str, Any], timeout_s: float = 5.0, **kw: Any)
 
 @needs_namespaces
 def test_setsid_grandchild_is_gone_at_the_timeout() -> None:
-    tag, timeout = new_tag(), 2.0
+    tag, timeout = new_tag(), 4.0
     job = {
         "chain": {"tool": "escape", "steps": [{"function": "setsid_grandchild", "args": {}}]},
         "schema": {"setsid_grandchild": {"params": {"tag": "string"}, "required": ["tag"]}},
@@ -127,22 +127,22 @@ def test_fork_bomb_is_limited_and_gone(hang: bool) -> None:
             timeout + 1.0,
             lambda: call("fork_bomb", {"tag": tag, "hang": hang}, timeout, max_processes=32),
         )
-    assert 1 <= watch.most < 32
-    if hang:
+    assert watch.most < 32  # never more than the limit, even while it hangs
+    if hang:  # its children lived until the timeout, so the watch saw them
+        assert watch.most >= 1
         assert not verdict["ok"] and "timed out" in verdict["reason"]
-    else:
+    else:  # every forked child ran `sleep <tag>` before the next fork (see escape_backend)
         assert verdict["ok"], verdict
-        assert verdict["result"]["refused"] == 5 and verdict["result"]["forked"] < 32
+        assert verdict["result"]["refused"] == 5 and 1 <= verdict["result"]["forked"] < 32
     assert tagged(tag) == []
 
 
 @needs_namespaces
 def test_a_daemon_holding_the_output_does_not_hold_the_caller() -> None:
     tag = new_tag()
-    with Watch(tag) as watch:
-        verdict = within(6.0, lambda: call("daemon", {"tag": tag}, timeout_s=5.0))
-    assert watch.most == 1
-    assert verdict == {"ok": True, "reason": "", "result": "daemon started"}
+    # the call returns only once its daemon runs `sleep <tag>` (see escape_backend)
+    verdict = within(6.0, lambda: call("daemon", {"tag": tag}, timeout_s=5.0))
+    assert verdict == {"ok": True, "reason": "", "result": "daemon running"}
     assert tagged(tag) == []
 
 
@@ -178,7 +178,8 @@ def test_tool_call_runs_the_back_end_in_the_sandbox_under_a_timeout() -> None:
     args = {"backend": "spin", "function": "spin", "args": {}}
     with pytest.raises(OperatorError, match="timed out after 1s"):
         within(2.0, lambda: spin([sup("r", "x")], args, None))
-    assert spin([], {**args, "function": "noop"}, None) == "null"
+    noop = ToolCall(lambda name, iface, fns: SpinBackend())
+    assert noop([], {**args, "function": "noop"}, None) == "null"
 
     class Local(SpinBackend):  # not importable by the sandbox
         pass
