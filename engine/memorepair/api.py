@@ -15,18 +15,20 @@ the terminal a program can do too.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from memorepair import audit, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
 from memorepair.errors import InputError, UnknownArtifactError, describe_validation
 from memorepair.events import RepairReport
-from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
+from memorepair.interchange import Memory, dump_lines, parse_event, read_event
 from memorepair.model import (
     NS_PATTERN,
     Artifact,
@@ -136,12 +138,38 @@ class MemoryStore:
         *,
         on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
-        return recording.import_memory(
-            self.store, self.ns, read_memory(path), on_stale=on_stale, progress=progress
+        """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
+        return recording.import_file(
+            self.store, self.ns, path, on_stale=on_stale, progress=progress
         )
 
-    def export_file(self, path: Path) -> int:
-        """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
+    def export_file(self, path: Path, *, force: bool = False) -> int:
+        """Write the served memory as JSON Lines (re-importable into an empty namespace).
+
+        The file is created 0600 (it holds the memory). An existing file is refused unless
+        `force`, and a symbolic link at `path` is refused always: the export never writes
+        through a link someone else planted.
+        """
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError as exc:
+            kind = "a symbolic link" if path.is_symlink() else "a file"
+            raise InputError(
+                f"{path} is {kind} that already exists; choose another name"
+                + ("" if path.is_symlink() else " or pass --force to overwrite it")
+            ) from exc
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(
+                    f"{path} is a symbolic link; refusing to write through it"
+                ) from exc
+            raise InputError(f"cannot write {path}: {exc.strerror}") from exc
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            return self.export_to(handle)
+
+    def export_to(self, handle: TextIO) -> int:
+        """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
         rows = self.store.read(EXPORT_LIVE, ns=self.ns)
         artifacts = []
         related = []
@@ -153,9 +181,9 @@ class MemoryStore:
                 )
             )
             related += [(artifact.uid, other) for other in row["related"]]
-        with path.open("w", encoding="utf-8") as handle:
-            for line in dump_lines(artifacts, related):
-                handle.write(line + "\n")
+        for line in dump_lines(artifacts, related):
+            handle.write(line + "\n")
+        handle.flush()
         return len(artifacts)
 
     # ---- repair ---------------------------------------------------------------------
@@ -365,7 +393,8 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     try:
         return ArtifactIn.model_validate(dict(data))
     except ValidationError as exc:
-        raise InputError(f"artifact {data.get('uid', '?')!r}: {describe_validation(exc)}") from exc
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass
 
 from memorepair import queries, replacement
-from memorepair.errors import CascadeBusyError, UnknownArtifactError
+from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.events import PhaseCommit
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
@@ -116,9 +116,9 @@ def _lock_roots(
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: unknown roots {missing}"
+            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {spec.ns!r}"
             if missing
-            else f"event {spec.id!r}: roots {deleted} were already deleted"
+            else f"event {spec.id!r}: {some(deleted, 'root')} already deleted"
         )
     return roots
 
@@ -143,11 +143,11 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders))
+    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders), ns=spec.ns)
     if busy:
-        names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
+        names = some((f"{row['id']} ({row['status']})" for row in busy), "event")
         raise CascadeBusyError(
-            f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
+            f"event {spec.id!r}: its cascade overlaps open events: {names}; it runs once they "
             "complete (`memorepair resume` finishes an interrupted one)"
         )
 
@@ -156,8 +156,12 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id))
-    names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
+    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id), ns=spec.ns)
+    names = (
+        some((f"{row['id']} ({row['status']})" for row in pending), "event")
+        if pending
+        else "none open"
+    )
     raise CascadeBusyError(
         f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
         f"has just withdrawn and not yet recorded as held (events between barrier and "

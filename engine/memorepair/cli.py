@@ -68,10 +68,17 @@ class _Progress:
     default=None,
     help="Namespace (tenant) to work in [env MEMOREPAIR_NAMESPACE; default 'default'].",
 )
+@click.option(
+    "--env-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Read settings from this file too [env MEMOREPAIR_ENV_FILE; no file by default: "
+    "a .env in the working directory is ignored].",
+)
 @click.option("--debug", is_flag=True, help="Show the full trace on errors.")
 @click.version_option(package_name="memorepair")
 @click.pass_context
-def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
+def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) -> None:
     """Barrier-first cascade repair for agent memory stored in Neo4j.
 
     When a source artifact is deleted, corrected or invalidated by a tool migration,
@@ -90,15 +97,61 @@ def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
-    NEO4J_PASSWORD / NEO4J_DATABASE, and a .env file in the working directory.
+    NEO4J_PASSWORD / NEO4J_DATABASE, and an env file only if you name one (--env-file);
+    `memorepair config show` prints what is in effect and where each value came from.
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     ctx.obj["ns"] = ns
+    ctx.obj["env_file"] = env_file
+
+
+def _env_file() -> Path | None:
+    """The `--env-file` given to the command line, if any (else MEMOREPAIR_ENV_FILE)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return obj.get("env_file") if isinstance(obj, dict) else None
 
 
 def _settings() -> Settings:
-    return load_settings()
+    return load_settings(env_file=_env_file())
+
+
+# ---- configuration -----------------------------------------------------------------------
+@cli.group()
+def config() -> None:
+    """The effective configuration."""
+
+
+@config.command("show")
+@JSON_OPTION
+def config_show(as_json: bool) -> None:
+    """Every setting, its value and where it came from (default, environment, env file).
+
+    Secrets (passwords, API keys, credentials in a URI) are masked.
+    """
+    from memorepair.settings import chosen_env_file, describe
+
+    env_file = chosen_env_file(_env_file())
+    rows = [row.as_dict() for row in describe(load_settings(env_file=env_file), env_file)]
+    ignored = Path(".env").is_file() and (
+        env_file is None or env_file.resolve() != Path(".env").resolve()
+    )
+    data = {
+        "env_file": str(env_file) if env_file else None,
+        "ignored_env_file": str(Path(".env").resolve()) if ignored else None,
+        "settings": rows,
+    }
+
+    def human() -> None:
+        click.echo(f"env file: {env_file or 'none (name one with --env-file)'}")
+        if ignored:
+            click.echo("note: ./.env is not read; pass --env-file .env if you trust it")
+        for row in rows:
+            value = json.dumps(row["value"], default=str)
+            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}")
+
+    _emit(data, as_json, human)
 
 
 @contextmanager
@@ -309,12 +362,22 @@ def _json_object(text: str, where: str) -> dict[str, Any]:
 
 
 @cli.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--force", is_flag=True, help="Overwrite an existing file (never through a symbolic link)."
+)
 @click.pass_context
-def export(ctx: click.Context, file: Path) -> None:
-    """Export the served (live) memory as JSON Lines."""
+def export(ctx: click.Context, file: Path, force: bool) -> None:
+    """Export the served (live) memory as JSON Lines; FILE '-' writes to stdout.
+
+    A new file is created with mode 0600; an existing one is refused without --force.
+    """
     with _memory(ctx) as memory:
-        count = memory.export_file(file)
+        if str(file) == "-":
+            count = memory.export_to(sys.stdout)
+            click.echo(f"exported {count} live artifacts to stdout", err=True)
+            return
+        count = memory.export_file(file, force=force)
     click.echo(f"exported {count} live artifacts to {file}")
 
 

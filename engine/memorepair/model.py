@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
@@ -22,6 +23,8 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+
+from memorepair.errors import some
 
 #: Identifiers end up in Neo4j properties and CLI output, never in query text; the pattern
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
@@ -98,6 +101,8 @@ JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]
 #: A number the caller gives as a number: "5" and true are refused, 5 becomes 5.0.
 Number = Annotated[float, Field(strict=True)]
 Namespace = Annotated[str, Field(pattern=NS_PATTERN)]
+
+
 JsonValue = Any
 
 
@@ -146,7 +151,9 @@ def _finite_non_negative(name: str, value: float | None) -> float | None:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Recipe(Strict):
@@ -288,7 +295,7 @@ class FunctionSpec(Strict):
     def _required_known(self) -> FunctionSpec:
         unknown = [p for p in self.required if p not in self.params]
         if unknown:
-            raise ValueError(f"required parameters {unknown} are not declared in params")
+            raise ValueError(f"{some(unknown, 'required parameter')} not declared in params")
         return self
 
 
@@ -309,7 +316,9 @@ class Interface(Strict):
     def _renames_target_schema(self) -> Interface:
         missing = [new for new in self.renames.values() if new not in self.functions]
         if missing:
-            raise ValueError(f"renames point at functions missing from the schema: {missing}")
+            raise ValueError(
+                f"renames point at functions missing from the schema: {some(missing, 'function')}"
+            )
         return self
 
 
@@ -386,7 +395,7 @@ class RepairEventSpec(Strict):
             if sorted(replaced) != sorted(self.roots):
                 raise ValueError(
                     "a 'correct' event needs exactly one replacement per root "
-                    f"(roots {sorted(self.roots)}, replacements for {sorted(replaced)})"
+                    f"({_replacement_mismatch(self.roots, replaced)})"
                 )
         elif self.replacements and self.type is not EventType.CORRECT:
             raise ValueError(
@@ -407,3 +416,18 @@ class RepairEventSpec(Strict):
     def erases(self) -> bool:
         """Whether completing this event erases its roots' old text everywhere."""
         return self.type is EventType.DELETE or self.erase
+
+
+def _replacement_mismatch(roots: list[str], replaced: list[str]) -> str:
+    """Which roots lack a replacement, which replacements match no root, which repeat."""
+    unmatched = sorted(set(roots) - set(replaced))
+    stray = sorted(set(replaced) - set(roots))
+    twice = sorted(uid for uid, n in Counter(replaced).items() if n > 1)
+    parts = []
+    if unmatched:
+        parts.append(f"no replacement for {some(unmatched, 'root')}")
+    if stray:
+        parts.append(f"{some(stray, 'replacement')} for no root")
+    if twice:
+        parts.append(f"{some(twice, 'root')} replaced more than once")
+    return "; ".join(parts)

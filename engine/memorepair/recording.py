@@ -11,20 +11,23 @@ artifact on stale support.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any, Literal
 
 from memorepair import queries
 from memorepair.codec import stored_json
-from memorepair.errors import DatabaseError, InputError, UnknownArtifactError
-from memorepair.interchange import Memory, influence_order
+from memorepair.errors import DatabaseError, InputError, UnknownArtifactError, some
+from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import Store, Tx
 
 #: What recording does with an artifact whose pinned input is no longer served.
 OnStale = Literal["withdraw", "refuse"]
+#: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
+IMPORT_BATCH_BYTES = 16 << 20
 
 CREATE_ARTIFACTS = queries.named("store/create_artifacts")
 CREATE_RELATED = queries.named("store/create_related")
@@ -58,63 +61,102 @@ def import_memory(
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ImportReport:
-    store.require_schema()
-    settings = store.settings
+    """Import artifacts and edges already in memory (the API's `import_items`)."""
     for artifact in memory.artifacts:
-        size = len(artifact.content.encode("utf-8"))
-        if size > settings.max_content_bytes:
-            raise InputError(
-                f"line {memory.lines.get(artifact.uid, '?')}: artifact {artifact.uid!r} content is "
-                f"{size} bytes, over MEMOREPAIR_MAX_CONTENT_BYTES={settings.max_content_bytes}"
-            )
-    file_uids = {a.uid for a in memory.artifacts}
-    referenced = file_uids | {u for a in memory.artifacts for u in a.inputs}
-    referenced |= {u for e in memory.edges for u in (e.src, e.dst)}
-    heads = {
-        row["uid"]: row
-        for row in store.read(HEADS, keys=[artifact_key(ns, u) for u in sorted(referenced)])
-    }
-    for uid in sorted(file_uids & set(heads)):
+        _check_size(store, artifact, memory.lines.get(artifact.uid))
+    by_uid = {a.uid: a for a in memory.artifacts}
+    return _import(
+        store, ns, Skeleton.of(memory), lambda uids: [by_uid[u] for u in uids], progress, on_stale
+    )
+
+
+def import_file(
+    store: Store,
+    ns: str,
+    path: Path,
+    *,
+    on_stale: OnStale = "withdraw",
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> ImportReport:
+    """Import a memory file, streaming: validated whole first, contents read per batch."""
+    index = index_memory(path, store.settings.max_content_bytes)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale)
+
+
+def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
+    size = len(artifact.content.encode("utf-8"))
+    limit = store.settings.max_content_bytes
+    if size > limit:
+        raise InputError(
+            f"line {line or '?'}: artifact {artifact.uid!r} content is {size} bytes, over "
+            f"MEMOREPAIR_MAX_CONTENT_BYTES={limit}"
+        )
+
+
+def _import(
+    store: Store,
+    ns: str,
+    skeleton: Skeleton,
+    load: Callable[[Sequence[str]], list[ArtifactIn]],
+    progress: Callable[[int, int], None],
+    on_stale: OnStale,
+) -> ImportReport:
+    """Refuse existing uids and bad graphs, then write input-first in batches (all or none)."""
+    store.require_schema()
+    keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
+    heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
+    for uid in sorted(set(skeleton.inputs) & set(heads)):
         head = heads[uid]
         state = "deleted" if head["removed"] else f"at version {head['version']}"
         raise InputError(
-            f"line {memory.lines.get(uid, '?')}: artifact {uid!r} already exists ({state}); "
+            f"line {skeleton.lines.get(uid, '?')}: artifact {uid!r} already exists ({state}); "
             "artifacts are immutable: change one with a 'correct' event, or use a new uid"
         )
-    pinned = {u for a in memory.artifacts for u in a.pinned}
     # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
-    known = {uid for uid, row in heads.items() if not row["removed"] or uid in pinned}
-    ordered = influence_order(memory, known)
+    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+    order, inputs = order_skeleton(skeleton, known)
     report = ImportReport()
     written: list[str] = []
+    size = store.settings.batch_size
     try:
-        for start in range(0, len(ordered), settings.batch_size):
-            batch = ordered[start : start + settings.batch_size]
+        for uids in _batches(order, skeleton.sizes, size):
+            batch = [with_inputs(a, inputs[a.uid]) for a in load(uids)]
             rows = store.transaction(partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale))
             written += [row["vid"] for row in rows]
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
             report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
-            progress(report.written, len(ordered))
-        related = [
-            {"src": artifact_key(ns, e.src), "dst": artifact_key(ns, e.dst)}
-            for e in memory.edges
-            if e.rel == "RELATED"
-        ]
-        related += [
-            {"src": artifact_key(ns, a.uid), "dst": artifact_key(ns, r)}
-            for a in memory.artifacts
-            for r in a.related
-        ]
-        for start in range(0, len(related), settings.batch_size):
-            store.write(CREATE_RELATED, rows=related[start : start + settings.batch_size])
-        report.related = len(related)
+            progress(report.written, len(order))
+        report.related = _write_related(store, ns, skeleton)
     except DatabaseError:
         if written:  # nothing half-imported: take back the batches that did commit
-            for start in range(0, len(written), settings.batch_size):
-                store.write(DELETE_VERSIONS, vids=written[start : start + settings.batch_size])
+            for start in range(0, len(written), size):
+                store.write(DELETE_VERSIONS, vids=written[start : start + size])
         raise
     return report
+
+
+def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[list[str]]:
+    """`order` cut into batches of at most `count` artifacts and about IMPORT_BATCH_BYTES
+    of content: a batch's contents are what an import holds in memory at once."""
+    batch: list[str] = []
+    held = 0
+    for uid in order:
+        if batch and (len(batch) >= count or held + sizes.get(uid, 0) > IMPORT_BATCH_BYTES):
+            yield batch
+            batch, held = [], 0
+        batch.append(uid)
+        held += sizes.get(uid, 0)
+    if batch:
+        yield batch
+
+
+def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
+    pairs = [(e.src, e.dst) for e in skeleton.edges if e.rel == "RELATED"] + skeleton.related
+    rows = [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
+    for start in range(0, len(rows), store.settings.batch_size):
+        store.write(CREATE_RELATED, rows=rows[start : start + store.settings.batch_size])
+    return len(rows)
 
 
 def record(
@@ -148,8 +190,8 @@ def record(
     ]
     if missing:
         raise UnknownArtifactError(
-            f"artifact {artifact.uid!r}: inputs {missing} are not current artifacts in namespace "
-            f"{ns!r} (deleted, or never recorded)"
+            f"artifact {artifact.uid!r}: {some(missing, 'input')} not current artifacts in "
+            f"namespace {ns!r} (deleted, or never recorded)"
         )
     rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact], on_stale=on_stale))
     return rows[0]
@@ -180,7 +222,7 @@ def _write_batch(
     }
     lost = [u for u in outside if u not in state]
     if lost:
-        raise UnknownArtifactError(f"inputs {lost} disappeared while recording; retry")
+        raise UnknownArtifactError(f"{some(lost, 'input')} disappeared while recording; retry")
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
@@ -224,7 +266,7 @@ def _stale_holders(
     holders = {row["vid"]: row["event"] for row in tx.run(STALE_HOLDERS, vids=sorted(stale))}
     unknown = sorted(v for v in stale if not holders.get(v))
     if unknown:
-        raise InputError(f"inputs {unknown} are not served and no event withdrew them")
+        raise InputError(f"{some(unknown, 'input')} not served and no event withdrew them")
     return holders
 
 

@@ -8,13 +8,13 @@ the same when built twice from the same context, so nothing may depend on dict o
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from memorepair.codec import canonical_json
 from memorepair.errors import MemoRepairError
+from memorepair.interchange import loads
 from memorepair.model import Interface
 
 from .base import RepairContext, Support
@@ -29,9 +29,9 @@ class OperatorError(MemoRepairError):
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is JSON, else ``(False, text)``."""
+    """``(True, value)`` when ``text`` is JSON (without NaN/Infinity), else ``(False, text)``."""
     try:
-        return True, json.loads(text)
+        return True, loads(text)
     except ValueError:
         return False, text
 

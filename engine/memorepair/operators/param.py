@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 from memorepair.settings import OperatorConfig
 
@@ -83,10 +84,10 @@ def _manifest_problem(ctx: RepairContext, skill: NeuralSkill, successor: Success
     usable = {s.uid for s in ctx.support}
     leaked = sorted(set(skill.manifest) & ({a.uid for a in ctx.invalidated} - usable))
     if leaked:
-        return f"forget: manifest includes invalidated records {leaked}"
+        return f"forget: manifest includes invalidated {some(leaked, 'record')}"
     stray = unknown_inputs(ctx, (*skill.manifest, *successor.inputs))
     if stray:
-        return f"support: manifest/inputs {stray} are not usable support"
+        return f"support: {some(stray, 'manifest/input')} not usable support"
     return None
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 from memorepair.settings import OperatorConfig
 
@@ -132,7 +133,7 @@ def _shape_problem(
         return f"schema: {len(content)} characters > max_content_chars {limit}"
     stray = unknown_inputs(ctx, successor.inputs)
     if stray:
-        return f"support: inputs {stray} are not usable support"
+        return f"support: {some(stray, 'input')} not usable support"
     first = content.split("\n", 1)[0]
     if header is not None and first != header:
         return f"schema: first line should be {header!r}, got {first!r}"
