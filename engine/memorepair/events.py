@@ -179,7 +179,9 @@ class Event:
             return
         marker = self._state_dir / f"fault-{self.spec.id}-{point}"
         marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(str(os.getpid()), encoding="utf-8")
+        partial = marker.with_suffix(".partial")  # whole or absent: the test reads the pid
+        partial.write_text(str(os.getpid()), encoding="utf-8")
+        partial.replace(marker)
         while True:  # the test kills us here with SIGKILL
             time.sleep(1)
 

@@ -15,6 +15,7 @@ from typing import Any
 from memorepair import queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json, stored_json
+from memorepair.errors import some
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
@@ -275,7 +276,7 @@ def _build(
     stray = [u for u in successor.inputs if u not in allowed]
     if stray:
         return Attempt(
-            candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}"
+            candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
     return Attempt(candidate, vid, replace(successor, meta=successor_meta(ctx, successor)), ctx)
 

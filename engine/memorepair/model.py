@@ -225,7 +225,7 @@ class ArtifactIn(Strict):
             raise ValueError(f"artifact {self.uid!r} lists an input twice")
         stray = sorted(set(self.pinned) - set(self.inputs))
         if stray:
-            raise ValueError(f"pinned {stray} are not among the inputs")
+            raise ValueError(f"pinned {some(stray, 'uid')} are not among the inputs")
         return self
 
     def input_refs(self) -> list[str]:
@@ -346,7 +346,7 @@ class Replacement(Strict):
             raise ValueError(f"the replacement of {self.replaces!r} lists an input twice")
         stray = sorted(set(self.pinned) - set(self.inputs or ()))
         if stray:
-            raise ValueError(f"pinned {stray} are not among the inputs")
+            raise ValueError(f"pinned {some(stray, 'uid')} are not among the inputs")
         return self
 
 

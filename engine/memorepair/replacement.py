@@ -18,7 +18,7 @@ from typing import Any
 
 from memorepair import queries
 from memorepair.codec import stored_json
-from memorepair.errors import CascadeBusyError, InputError, UnknownArtifactError
+from memorepair.errors import CascadeBusyError, InputError, UnknownArtifactError, some
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
 from memorepair.store import Tx
 
@@ -65,9 +65,9 @@ def check_still_served(tx: Tx, spec: RepairEventSpec, lineage: Lineage) -> None:
     withdrawn = sorted(row["uid"] for row in heads if not row["live"])
     if withdrawn:
         raise InputError(
-            f"event {spec.id!r}: the replacement inputs {withdrawn} derive from the event's "
-            "own roots, so its barrier withdraws them; declare the replacement's `inputs` "
-            "without them, or correct those roots in separate events"
+            f"event {spec.id!r}: replacement inputs derive from the event's own roots, so its "
+            f"barrier withdraws them: {some(withdrawn, 'input')}; declare the replacement's "
+            "`inputs` without them, or correct those roots in separate events"
         )
 
 

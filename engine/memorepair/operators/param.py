@@ -62,7 +62,7 @@ class ParamOperator:
         texts = [t for t, _ in forget] + [s.content for s in retain]
         reproduced = sorted({p for p in skill.predict(texts) if p in forget_only})
         if reproduced:
-            return f"forget: still predicts forgotten label(s) {reproduced}"
+            return f"forget: still predicts {some(reproduced, 'forgotten label')}"
         limit = self._config.param_forget_max_confidence
         if gone and (mean := _mean(skill.confidence(*zip(*gone, strict=True)))) >= limit:
             return f"forget: mean confidence {mean:.3f} on forgotten items >= {limit}"

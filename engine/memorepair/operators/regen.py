@@ -116,10 +116,14 @@ def check_cited_text(
         cited.add(parsed.uid)
     unlisted = sorted(cited - set(successor.inputs))
     if unlisted:
-        return Validation(False, f"provenance: cites {unlisted} but does not list them as inputs")
+        return Validation(
+            False, f"provenance: cites {some(unlisted, 'uid')} but does not list them as inputs"
+        )
     dropped = [s.uid for s in must_cite if s.uid not in cited]
     if dropped:
-        return Validation(False, f"regression: retained support {dropped} is no longer cited")
+        return Validation(
+            False, f"regression: retained support {some(dropped, 'item')} is no longer cited"
+        )
     return Validation(True)
 
 
