@@ -50,12 +50,12 @@ from bench import selection_bench
 from memorepair import queries
 from memorepair import selection as sel
 from memorepair.api import MemoryStore, open_store
+from memorepair.cascade import PLAN_CASCADE
 from memorepair.errors import DatabaseError
 from memorepair.graphs import topological
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
 from memorepair.queries import Query
-from memorepair.repair import PLAN_CASCADE
 
 SECTIONS = ("phases", "selection", "reach", "writes")
 PHASES = (
@@ -457,14 +457,14 @@ def bench_selection(sizes: Sequence[int], repeats: int, cap: float, lam: float =
 
 def _selection_row(n: int, repeats: int, cap: float, lam: float, alive: dict[str, bool]) -> None:
     problem = selection_bench.cascade_problem(n)
-    network = selection_bench._network(problem, lam)[:6]
+    network = selection_bench.network(problem, lam)[:6]
     ortools = partial(sel.BACKENDS["ortools"], *network)
     ort = _median([_timed(ortools)[0] for _ in range(repeats)])
     mincut = partial(sel.select_mincut, problem, lam, backend="ortools")
     e2e = _median([_timed(mincut)[0] for _ in range(repeats)])
     runners: dict[str, Callable[[], Any]] = {
         "igraph": partial(sel.BACKENDS["igraph"], *network),
-        "networkx": partial(selection_bench._networkx_mask, *network),
+        "networkx": partial(selection_bench.networkx_mask, *network),
     }
     cells: list[str] = []
     ratios: list[str] = []

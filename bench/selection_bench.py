@@ -67,13 +67,13 @@ def cascade_problem(n: int, *, depth: int = 12, seed: int = 0) -> sel.SelectionP
     )
 
 
-def _network(
+def network(
     problem: sel.SelectionProblem, lam: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int, int, np.ndarray]:
-    an = sel._analyse(problem)
+    an = sel.analyse(problem)
     batches, _ = an.batches(threshold=2**62)
     [batch] = batches
-    profits, _ = sel._scaled(an, lam)
+    profits, _ = sel.scaled(an, lam)
     tails, heads = batch.arcs()
     k = len(batch.nodes)
     return tails, heads, batch.capacities(profits, an.runnable), k + 2, k, k + 1, batch.nodes
@@ -86,9 +86,9 @@ def reduction_shares(problem: sel.SelectionProblem, lam: float) -> dict[str, flo
     candidate at or below it has ``p > 0``; ``forced``: in every optimum; ``left``: what
     the min-cut still decides (``left_arcs``: its requirement arcs, as a fraction of all).
     """
-    an = sel._analyse(problem)
-    profits, _ = sel._scaled(an, lam)
-    forced, rest, within = sel._reduce(an, profits)
+    an = sel.analyse(problem)
+    profits, _ = sel.scaled(an, lam)
+    forced, rest, within = sel.exact_reductions(an, profits)
     n = max(an.n, 1)
     alive = ~an.blocked
     useful = an.reach.up(alive & (profits > 0))
@@ -102,7 +102,7 @@ def reduction_shares(problem: sel.SelectionProblem, lam: float) -> dict[str, flo
     }
 
 
-def _networkx_mask(
+def networkx_mask(
     tails: np.ndarray, heads: np.ndarray, caps: np.ndarray, n: int, s: int, t: int
 ) -> tuple[float, np.ndarray]:
     import networkx as nx  # type: ignore[import-untyped]
@@ -149,7 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     shares = []
     for n in sizes:
         problem = cascade_problem(n)
-        tails, heads, caps, n_nodes, s, t, _ = _network(problem, args.lam)
+        tails, heads, caps, n_nodes, s, t, _ = network(problem, args.lam)
         timing: dict[str, float] = {}
         masks: dict[str, np.ndarray] = {}
         for name, solver in sel.BACKENDS.items():
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         nx_ratio = "-"
         if networkx_on and n <= args.networkx_max_size:
             seconds, (value, _) = _median_time(
-                partial(_networkx_mask, tails, heads, caps, n_nodes, s, t), args.repeats
+                partial(networkx_mask, tails, heads, caps, n_nodes, s, t), args.repeats
             )
             cut = int(caps[masks["ortools"][tails] & ~masks["ortools"][heads]].sum())
             agree = agree and round(value) == cut

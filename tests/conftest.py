@@ -19,6 +19,11 @@ from memorepair.api import MemoryStore, open_store
 from memorepair.local_server import LocalServer
 from memorepair.settings import Settings, load_settings
 
+#: The integration tests repair the sample memory through the API and the CLI (in child
+#: processes, which inherit this), so its `currency` tool is registered in every store
+#: they open; `test_repair.py` checks that a store without the setting does not have it.
+os.environ.setdefault("MEMOREPAIR_SAMPLE_TOOLS", "true")
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:

@@ -28,7 +28,6 @@ import numpy as np
 
 from memorepair import selection
 from memorepair.candidates import CandidateFamily
-from memorepair.repair import selection_problem
 
 #: Multipliers tried: 0 and a log grid wide enough for costs and recoveries in [0, 1].
 MULTIPLIERS: tuple[float, ...] = (0.0, *np.geomspace(1e-3, 1e3, 481).tolist())
@@ -51,7 +50,7 @@ def event_closure(
     recovered = set(published)
     if not recovered or cost_all <= 0:
         return None
-    problem, _ = selection_problem(
+    problem, _ = selection.selection_problem(
         family, weight=lambda c: 1.0 / len(recovered) if c.uid in recovered else 0.0
     )
     return EventClosure(event, replace(problem, costs=[c / cost_all for c in problem.costs]))

@@ -41,10 +41,10 @@ from bench.bfcl.data import (
 from bench.bfcl.executors import (
     SETUP_PRIOR_CALLS,
     build_cache_content,
-    canonical_json,
     rewrite_call_record,
 )
 from bench.bfcl.graph import depth, influence_children
+from memorepair.codec import canonical_json
 from memorepair.model import Arch, ArtifactIn, EdgeIn, Kind, Recipe
 from memorepair.operators.base import Support
 from memorepair.operators.neural import train_neural_skill

@@ -53,8 +53,9 @@ from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ra
 from bench.bfcl.workload import DEFAULT_SIZE, workload
 from memorepair.api import MemoryStore, open_store
 from memorepair.candidates import CandidateFamily
+from memorepair.events import RepairReport
 from memorepair.model import Artifact
-from memorepair.repair import RepairReport, Selector
+from memorepair.selection import Selector
 
 EVENT_TYPES = ("delete", "correct", "migrate")
 MAIN_LAMBDAS = (0.5, 1.0, 1.5)

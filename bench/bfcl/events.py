@@ -24,7 +24,8 @@ from bench.bfcl.builder import (
     iface_uid,
     make_backends,
 )
-from bench.bfcl.executors import build_cache_content, canonical_json
+from bench.bfcl.executors import build_cache_content
+from memorepair.codec import canonical_json
 from memorepair.errors import InputError
 from memorepair.model import ArtifactIn, EventType, Interface, RepairEventSpec, Replacement
 

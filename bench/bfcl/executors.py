@@ -34,16 +34,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from bench.bfcl.backends import render_output, rewrite_call
+from memorepair.codec import canonical_json
 from memorepair.errors import InputError
 from memorepair.model import Interface
 from memorepair.operators.base import Support, ToolBackend
 
 PLACEHOLDER = "$input:"
 SETUP_PRIOR_CALLS = "prior_calls"
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
 
 
 def resolve(value: Any, support: Sequence[Support]) -> Any:

@@ -1,7 +1,8 @@
 // Everything not republished stays invisible with its reason recorded: withdrawn
 // (unselected, failed, blocked) or removed (deleted roots, descendants with mode remove).
-// Deleted roots lose their content now that no validation needs it any more. None of
-// them is served again, so their embeddings go (a later repair embeds its successor).
+// (Deleted roots lose their text in the erasure step that follows: erasure.py.)
+// None of them is served again, so their embeddings go (a later repair embeds its
+// successor).
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
@@ -12,6 +13,4 @@ REMOVE d.embedding, d.embedding_model, d.embedding_dim
 FOREACH (_ IN CASE WHEN row.remove THEN [1] ELSE [] END |
   REMOVE d:Withdrawn, d:Live
   SET d:Removed, d.removed_at = datetime())
-FOREACH (_ IN CASE WHEN row.erase THEN [1] ELSE [] END |
-  SET d.content = null, d.content_erased_at = datetime())
 RETURN count(d) AS closed

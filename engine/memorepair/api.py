@@ -15,24 +15,44 @@ the terminal a program can do too.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
-from memorepair import audit, embedding, queries, recording, repair
+from memorepair import audit, embedding, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import EmbeddingError, InputError
-from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
-from memorepair.model import NS_PATTERN, Artifact, ArtifactIn, EdgeIn, RepairEventSpec, artifact_key
+from memorepair.errors import (
+    EmbeddingError,
+    InputError,
+    UnknownArtifactError,
+    describe_validation,
+)
+from memorepair.events import RepairReport
+from memorepair.interchange import Memory, dump_lines, parse_event, read_event
+from memorepair.model import (
+    NS_PATTERN,
+    Artifact,
+    ArtifactIn,
+    EdgeIn,
+    Progress,
+    RepairEventSpec,
+    artifact_key,
+)
 from memorepair.operators.base import Executor, Operator, ToolBackend
-from memorepair.operators.registry import OperatorRegistry, load_registry
-from memorepair.repair import Plan, Progress, RepairReport, Selector
+from memorepair.operators.builtin import build_registry
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.recording import OnStale
+from memorepair.repair import Plan
+from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
-from memorepair.settings import Settings, load_settings
+from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
 
 CLEAR_NAMESPACE = queries.named("store/clear_namespace")
@@ -46,13 +66,25 @@ GET_SPACE = queries.named("serving/get_space")
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
 
+def _quiet(step: str, done: int, total: int) -> None:
+    """The default progress: nothing."""
+
+
 class MemoryStore:
     """A namespace of agent memory in Neo4j, with repair, serving reads and audit."""
 
-    def __init__(self, store: Store, ns: str, registry: OperatorRegistry) -> None:
+    def __init__(
+        self,
+        store: Store,
+        ns: str,
+        registry: OperatorRegistry,
+        config: RepairConfig | None = None,
+    ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: What every repair, resume and plan of this store runs with (built once).
+        self.config = config or RepairConfig.from_settings(store.settings)
         self._searcher = searching.Searcher(store)
 
     @property
@@ -77,15 +109,25 @@ class MemoryStore:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
-    def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
-        """Record one artifact with its inputs; withdrawn at once if its support is."""
+    def record(
+        self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
+    ) -> dict[str, Any]:
+        """Record one artifact with its inputs; withdrawn at once if its support is.
+
+        Inputs are uids (the versions served now) or `uid@N`, the version the writer read
+        (every serving read says which version it served). An artifact whose pinned input
+        is no longer served is recorded withdrawn (`on_stale="withdraw"`) or refused
+        (`"refuse"`), never served.
+        """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item)
+        return recording.record(self.store, self.ns, item, on_stale=on_stale)
 
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
         progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
@@ -96,15 +138,49 @@ class MemoryStore:
                 edges.append(item)
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
-        return recording.import_memory(self.store, self.ns, memory, progress=progress)
+        return recording.import_memory(
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+        )
 
     def import_file(
-        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+        self,
+        path: Path,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
-        return recording.import_memory(self.store, self.ns, read_memory(path), progress=progress)
+        """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
+        return recording.import_file(
+            self.store, self.ns, path, on_stale=on_stale, progress=progress
+        )
 
-    def export_file(self, path: Path) -> int:
-        """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
+    def export_file(self, path: Path, *, force: bool = False) -> int:
+        """Write the served memory as JSON Lines (re-importable into an empty namespace).
+
+        The file is created 0600 (it holds the memory). An existing file is refused unless
+        `force`, and a symbolic link at `path` is refused always: the export never writes
+        through a link someone else planted.
+        """
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError as exc:
+            kind = "a symbolic link" if path.is_symlink() else "a file"
+            raise InputError(
+                f"{path} is {kind} that already exists; choose another name"
+                + ("" if path.is_symlink() else " or pass --force to overwrite it")
+            ) from exc
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(
+                    f"{path} is a symbolic link; refusing to write through it"
+                ) from exc
+            raise InputError(f"cannot write {path}: {exc.strerror}") from exc
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            return self.export_to(handle)
+
+    def export_to(self, handle: TextIO) -> int:
+        """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
         rows = self.store.read(EXPORT_LIVE, ns=self.ns)
         artifacts = []
         related = []
@@ -116,9 +192,9 @@ class MemoryStore:
                 )
             )
             related += [(artifact.uid, other) for other in row["related"]]
-        with path.open("w", encoding="utf-8") as handle:
-            for line in dump_lines(artifacts, related):
-                handle.write(line + "\n")
+        for line in dump_lines(artifacts, related):
+            handle.write(line + "\n")
+        handle.flush()
         return len(artifacts)
 
     # ---- repair ---------------------------------------------------------------------
@@ -142,7 +218,9 @@ class MemoryStore:
     def plan(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Plan:
-        return repair.plan(self.store, self.registry, self.event(event), lam=lam, selector=selector)
+        return repair.plan(
+            self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
+        )
 
     def repair(
         self,
@@ -150,29 +228,82 @@ class MemoryStore:
         *,
         selector: Selector | None = None,
         lam: float | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> RepairReport:
         self._require_embedder()
         return repair.run(
             self.store,
             self.registry,
+            self.config,
             self.event(event),
             selector=selector,
             lam=lam,
             progress=progress,
-            options=self._options(),
         )
 
     def resume(
         self,
         event_id: str | None = None,
-        progress: Progress = lambda phase, done, total: None,
+        progress: Progress = _quiet,
     ) -> list[RepairReport]:
         self._require_embedder()
-        return repair.resume(self.store, self.registry, self.ns, event_id, progress=progress)
+        return repair.resume(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
+
+    def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
+        """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
+        after installing the tool back-end a migration needed."""
+        self._require_embedder()
+        return repair.retry(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
+
+    def update(
+        self,
+        uid: str,
+        *,
+        content: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        inputs: Sequence[str] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        erase: bool = False,
+        progress: Progress = _quiet,
+    ) -> RepairReport:
+        """Change a served artifact as a `correct` event, with its cascade and barrier.
+
+        What is not given is kept: the content, the meta and the inputs (`uid` or `uid@N`)
+        of the served version. `erase=True` also erases the old text everywhere, as a
+        delete does. Returns the event's report (the id is generated unless given).
+        """
+        if content is None and meta is None and inputs is None:
+            raise InputError(f"update of {uid!r}: give content, meta or inputs to change")
+        served = self.retrieve(uid=uid)
+        if not served:
+            raise UnknownArtifactError(
+                f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
+                f"`memorepair audit lineage {uid}`: it is withdrawn, deleted or unknown)"
+            )
+        replacement: dict[str, Any] = {"replaces": uid, "content": content}
+        if content is None:
+            replacement["content"] = served[0].content
+        if meta is not None:
+            replacement["meta"] = dict(meta)
+        if inputs is not None:
+            replacement["inputs"] = list(inputs)
+        spec = {
+            "id": event_id or update_id(uid),
+            "type": "correct",
+            "roots": [uid],
+            "reason": reason or f"update of {uid}",
+            "replacements": [replacement],
+            "erase": erase,
+        }
+        return self.repair(spec, progress=progress)
 
     def report(self, event_id: str) -> RepairReport:
-        return repair.report_of(self.store, self.ns, event_id)
+        return events.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
     def retrieve(
@@ -254,6 +385,16 @@ class MemoryStore:
         rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
         return {k: int(v or 0) for k, v in rows[0].items()}
 
+    def status(self) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
+        return {
+            "namespace": self.ns,
+            "server": self.store.uri,
+            "artifacts": self.counts(),
+            "open_events": events.open_events(self.store, self.ns),
+            "withdrawn": self.still_withdrawn(),
+        }
+
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
 
@@ -265,6 +406,11 @@ class MemoryStore:
 
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
+
+    def audit_erasure(self, event_id: str) -> dict[str, Any]:
+        """An erasing event's record and its proof: no copy of the erased text anywhere in
+        the namespace (every property of every node and relationship scanned)."""
+        return audit.erasure(self.store, self.ns, event_id)
 
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
@@ -280,16 +426,11 @@ class MemoryStore:
     def register_backend(self, backend: ToolBackend) -> None:
         self.registry.register_backend(backend)
 
-    def _options(self) -> dict[str, Any]:
-        s = self.settings
-        options: dict[str, Any] = {"max_content_chars": s.max_content_bytes}
-        if s.llm_base_url:
-            options.update(
-                llm_base_url=s.llm_base_url,
-                llm_model=s.llm_model,
-                llm_api_key=s.llm_api_key.get_secret_value() if s.llm_api_key else None,
-            )
-        return options
+
+def update_id(uid: str) -> str:
+    """A fresh event id for an update: readable, unique, and a valid event id."""
+    readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
+    return f"update-{readable}-{uuid.uuid4().hex[:12]}"
 
 
 def open_store(
@@ -304,8 +445,12 @@ def open_store(
             "starting with a letter or digit, at most 64 characters"
         )
     store = Store.connect(resolved)
-    registry = load_registry({})
-    return MemoryStore(store, namespace, registry)
+    registry = build_registry(OperatorConfig.from_settings(resolved))
+    if resolved.sample_tools:
+        from memorepair.sample.tools import register_tools
+
+        register_tools(registry)
+    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
 
 
 def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
@@ -314,8 +459,8 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     try:
         return ArtifactIn.model_validate(dict(data))
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise InputError(f"artifact {data.get('uid', '?')!r}: {problems}") from exc
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

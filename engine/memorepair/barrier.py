@@ -18,20 +18,19 @@ anything is built (`repair`).
 
 Roots of a `correct` (or `migrate`) event are superseded in the same transaction by
 their replacement X_delta (or by the new interface kappa_e), which is fresh support and
-served at once; its embedding is computed before the transaction (`withdraw`).
+served at once.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair import embedding, queries
-from memorepair.codec import canonical_json
-from memorepair.errors import CascadeBusyError, UnknownArtifactError
-from memorepair.model import EventType, RepairEventSpec, artifact_key, version_id
+from memorepair import queries, replacement
+from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
+from memorepair.events import PhaseCommit
+from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
 
 COUNT_UNHELD = queries.named("barrier/count_unheld")
@@ -40,13 +39,11 @@ HOLD_CASCADE = queries.named("barrier/hold_cascade")
 LINK_ROOTS = queries.named("barrier/link_roots")
 LOCK_HEADS = queries.named("store/lock_heads")
 MARK_HELD = queries.named("barrier/mark_held")
-MAX_VERSIONS = queries.named("execution/max_versions")
 OPEN_HOLDERS = queries.named("barrier/open_holders")
-REPLACE_ROOTS = queries.named("barrier/replace_roots")
-SET_PHASE = queries.named("events/set_phase")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")
 WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
 WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
+WITHDRAW_STRANDED = queries.named("barrier/withdraw_stranded")
 
 
 @dataclass(frozen=True)
@@ -56,32 +53,32 @@ class BarrierResult:
     rounds: int
 
 
-def event_key(ns: str, event_id: str) -> str:
-    return f"{ns}/{event_id}"
-
-
-def withdraw(store: Store, spec: RepairEventSpec, *, cascade: bool = True) -> BarrierResult:
+def withdraw(
+    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit
+) -> BarrierResult:
     """Withdraw C(F) (or only F, for the no-cascade baseline) atomically.
 
-    Raises `UnknownArtifactError` (nothing withdrawn) for a missing or deleted root and
+    `commit` records the withdrawn phase in the same transaction. Raises
+    `UnknownArtifactError` (nothing withdrawn) for a missing or deleted root and
     `CascadeBusyError` when another open event holds part of the cascade; the caller may
     wait and retry (`withdraw_when_free`).
     """
     started = time.perf_counter()
-    search = _replacement_search(store, spec)
-    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, search))
+    search = replacement.search_fields(store.settings, spec)  # embedded before the barrier
+    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, commit, search))
     return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
 
 
 def withdraw_when_free(
-    store: Store, spec: RepairEventSpec, *, cascade: bool = True, wait_s: float | None = None
+    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit, wait_s: float
 ) -> BarrierResult:
-    """`withdraw`, waiting (with backoff) while an overlapping event still holds nodes."""
-    deadline = time.monotonic() + (store.settings.busy_wait_s if wait_s is None else wait_s)
+    """`withdraw`, waiting (with backoff) up to `wait_s` while an overlapping event still
+    holds nodes (MEMOREPAIR_BUSY_WAIT_S)."""
+    deadline = time.monotonic() + wait_s
     delay = 0.05
     while True:
         try:
-            return withdraw(store, spec, cascade=cascade)
+            return withdraw(store, spec, cascade=cascade, commit=commit)
         except CascadeBusyError:
             if time.monotonic() + delay > deadline:
                 raise
@@ -90,57 +87,75 @@ def withdraw_when_free(
 
 
 def _barrier(
-    tx: Tx, spec: RepairEventSpec, cascade: bool, search: dict[str, dict[str, Any]]
+    tx: Tx,
+    spec: RepairEventSpec,
+    cascade: bool,
+    commit: PhaseCommit,
+    search: dict[str, dict[str, Any]],
 ) -> tuple[int, int]:
-    ns, key = spec.ns, event_key(spec.ns, spec.id)
-    root_keys = [artifact_key(ns, uid) for uid in spec.roots]
+    key = event_key(spec.ns, spec.id)
+    root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    if spec.retry_of is not None:  # a retry takes over what its event left stranded
+        (result,) = tx.run(WITHDRAW_STRANDED, event_key=key, of=event_key(spec.ns, spec.retry_of))
+        commit(tx, {"withdrawn": int(result["withdrawn"]), "barrier_rounds": 1})
+        return int(result["withdrawn"]), 1
+    roots = _lock_roots(tx, spec, root_keys)
+    lineage = replacement.lock_inputs(tx, spec, roots)
+    if cascade:
+        withdrawn, rounds = _withdraw_cascade(tx, spec, key, root_keys)
+        tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
+    else:
+        (result,) = tx.run(WITHDRAW_ROOTS, event_key=key, keys=root_keys)
+        _refuse_if_busy(tx, spec, result["holders"])
+        withdrawn, rounds = int(result["withdrawn"]), 1
+    if spec.type is not EventType.DELETE:
+        replacement.check_still_served(tx, spec, lineage)
+        replacement.replace(tx, spec, roots, lineage, search)
+    commit(tx, {"withdrawn": withdrawn, "barrier_rounds": rounds})
+    return withdrawn, rounds
+
+
+def _lock_roots(
+    tx: Tx, spec: RepairEventSpec, root_keys: list[str]
+) -> dict[str, dict[str, object]]:
+    """Lock the roots' current versions; refuse unknown or already deleted ones."""
     roots = {row["key"]: row for row in tx.run(LOCK_HEADS, keys=root_keys)}
     missing = [uid for uid, k in zip(spec.roots, root_keys, strict=True) if k not in roots]
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: unknown roots {missing}"
+            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {spec.ns!r}"
             if missing
-            else f"event {spec.id!r}: roots {deleted} were already deleted"
+            else f"event {spec.id!r}: {some(deleted, 'root')} already deleted"
         )
+    return roots
+
+
+def _withdraw_cascade(
+    tx: Tx, spec: RepairEventSpec, key: str, root_keys: list[str]
+) -> tuple[int, int]:
+    """Reach and withdraw until a reach finds nothing new (writers that committed before
+    the barrier locked their input are caught by the next round)."""
     rounds = 0
     while True:
         rounds += 1
-        if cascade:
-            (result,) = tx.run(WITHDRAW_CASCADE, event_key=key, keys=root_keys, first=rounds == 1)
-            _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
-        else:
-            (result,) = tx.run(WITHDRAW_ROOTS, event_key=key, keys=root_keys)
+        (result,) = tx.run(WITHDRAW_CASCADE, event_key=key, keys=root_keys, first=rounds == 1)
+        _refuse_if_unheld(tx, spec, int(result["unrecorded"]))
         _refuse_if_busy(tx, spec, result["holders"])
-        withdrawn = int(result["withdrawn"])
-        if not cascade:
-            break
         (check,) = tx.run(COUNT_UNWITHDRAWN, event_key=key, keys=root_keys)
         if check["unwithdrawn"] == 0:
-            break
-    if cascade:
-        tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
-    if spec.type is not EventType.DELETE:
-        _replace_roots(tx, spec, roots, search)
-    tx.run(
-        SET_PHASE,
-        key=key,
-        phase="withdrawn",
-        status="open",
-        figures={"withdrawn": withdrawn, "barrier_rounds": rounds},
-    )
-    return withdrawn, rounds
+            return int(result["withdrawn"]), rounds
 
 
 def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders))
+    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders), ns=spec.ns)
     if busy:
-        names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
+        names = some((f"{row['id']} ({row['status']})" for row in busy), "event")
         raise CascadeBusyError(
-            f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
+            f"event {spec.id!r}: its cascade overlaps open events: {names}; it runs once they "
             "complete (`memorepair resume` finishes an interrupted one)"
         )
 
@@ -149,8 +164,12 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id))
-    names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
+    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id), ns=spec.ns)
+    names = (
+        some((f"{row['id']} ({row['status']})" for row in pending), "event")
+        if pending
+        else "none open"
+    )
     raise CascadeBusyError(
         f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
         f"has just withdrawn and not yet recorded as held (events between barrier and "
@@ -177,58 +196,3 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
         tx.run(MARK_HELD, event_key=key)
 
     store.transaction(work)
-
-
-def _replacement(spec: RepairEventSpec, uid: str) -> dict[str, Any]:
-    """Content, meta and recipe of the version that replaces root `uid` (correct, migrate)."""
-    if spec.type is EventType.CORRECT:
-        replacement = next(r for r in spec.replacements if r.replaces == uid)
-        recipe = replacement.recipe.model_dump() if replacement.recipe else None
-        return {
-            "content": replacement.content,
-            "meta": canonical_json(replacement.meta),
-            "recipe": canonical_json(recipe),
-        }
-    assert spec.interface is not None  # the model guarantees it for migrate
-    interface = spec.interface.model_dump()
-    return {
-        "content": json.dumps(interface, sort_keys=True),
-        "meta": canonical_json({"tool": spec.interface.tool, "interface": interface}),
-        "recipe": None,
-    }
-
-
-def _replacement_search(store: Store, spec: RepairEventSpec) -> dict[str, dict[str, Any]]:
-    """The replacements' embeddings and meta terms, computed before the barrier's
-    transaction (they are served from its commit on); none for a delete."""
-    if spec.type is EventType.DELETE:
-        return {}
-    rows = embedding.searchable(store.settings)([_replacement(spec, u) for u in spec.roots])
-    fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
-    return {uid: {f: row[f] for f in fields} for uid, row in zip(spec.roots, rows, strict=True)}
-
-
-def _replace_roots(
-    tx: Tx,
-    spec: RepairEventSpec,
-    roots: dict[str, dict[str, object]],
-    search: dict[str, dict[str, Any]],
-) -> None:
-    ns = spec.ns
-    keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
-    rows = []
-    for uid in spec.roots:
-        k = artifact_key(ns, uid)
-        version = latest[k] + 1
-        rows.append(
-            {
-                "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
-                "vid": version_id(ns, uid, version),
-                "key": k,
-                "version": version,
-                **_replacement(spec, uid),
-                **search[uid],
-            }
-        )
-    tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

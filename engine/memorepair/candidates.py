@@ -14,9 +14,9 @@ Support classes for an input p of a descendant i:
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from memorepair.graphs import topological
+from memorepair.graphs import on_cycles, topological
 from memorepair.model import Arch, EventType, Kind, Mode, Recipe
 
 
@@ -42,25 +42,28 @@ class CascadeNode:
 
 @dataclass(frozen=True)
 class Candidate:
-    index: int
-    vid: str
+    """q_i for one descendant, identified by its uid in every step of a repair."""
+
     uid: str
+    vid: str  # the withdrawn version it would replace
     mode: Mode
+    #: The operator that builds and validates its successor (None: remove, or none accepts).
+    operator: str | None
     executable: bool
     reason: str
     value: float
     cost: float
-    requires: tuple[str, ...]  # uids in P_i (affected inputs whose successors i consumes)
+    requires: tuple[str, ...]  # P_i: affected inputs whose successors i consumes
 
 
 @dataclass(frozen=True)
 class CandidateFamily:
-    """Q_rho: candidates of D(F) (removed ones included, with mode remove) and E^req."""
+    """Q_rho: candidates of D(F) by uid (removed ones included, mode remove) and E^req."""
 
-    candidates: tuple[Candidate, ...]
-    requirement_edges: tuple[tuple[int, int], ...]  # (j, i): j's successor before i
+    candidates: tuple[Candidate, ...]  # sorted by uid
+    requirement_edges: tuple[tuple[str, str], ...]  # (j, i): j's successor before i's
     root_vids: Mapping[str, str]  # uid -> withdrawn version id of each root in F
-    by_uid: Mapping[str, int] = field(default_factory=dict)
+    by_uid: Mapping[str, Candidate] = field(default_factory=dict)
 
     @property
     def roots(self) -> tuple[str, ...]:
@@ -75,6 +78,9 @@ class CandidateFamily:
 #: Mode of an input not decided yet: only possible on an (invalid) influence cycle.
 _PENDING = (Mode.REGEN, "")
 
+#: Which operator would take a node in a mode (its name), None when none accepts it.
+OperatorFor = Callable[[Mode, "CascadeNode"], str | None]
+
 
 def table_key(kind: Kind, arch: Arch | None) -> str:
     return f"skill.{arch.value}" if kind is Kind.SKILL and arch else kind.value
@@ -87,18 +93,42 @@ def build_candidates(
     *,
     default_value: Callable[[str], float],
     default_cost: Callable[[str], float],
-    operator_available: Callable[[Mode, CascadeNode], bool] = lambda mode, node: True,
+    operator_for: OperatorFor,
 ) -> CandidateFamily:
     """The deterministic mode map Phi and the candidates q_i for every descendant.
 
     `served_outside` maps each input uid outside C(F) to whether it is currently served.
     """
-    roots = {n.uid for n in nodes if n.root}
     descendants = sorted((n for n in nodes if not n.root), key=lambda n: n.uid)
-    in_descendants = {n.uid for n in descendants}
+    modes = _modes(nodes, descendants, event_type, served_outside)
+    candidates = [
+        _candidate(node, modes, default_value, default_cost, operator_for) for node in descendants
+    ]
+    edges = [(j, c.uid) for c in candidates for j in c.requires]
+    cyclic = on_cycles([c.uid for c in candidates], edges)
+    candidates = [
+        replace(c, executable=False, reason="on a cycle of the requirement graph")
+        if c.uid in cyclic
+        else c
+        for c in candidates
+    ]
+    root_vids = {n.uid: n.vid for n in nodes if n.root}
+    by_uid = {c.uid: c for c in candidates}
+    return CandidateFamily(tuple(candidates), tuple(edges), root_vids, by_uid)
+
+
+def _modes(
+    nodes: Sequence[CascadeNode],
+    descendants: Sequence[CascadeNode],
+    event_type: EventType,
+    served_outside: Mapping[str, bool],
+) -> dict[str, tuple[Mode, str]]:
+    """Each descendant's mode and why, decided input-first (a removed input counts)."""
+    roots = {n.uid for n in nodes if n.root}
+    inside = {n.uid for n in descendants}
 
     def support_class(uid: str) -> str:
-        if uid in in_descendants:
+        if uid in inside:
             return "affected"
         if uid in roots:
             return "invalid" if event_type is EventType.DELETE else "replacement"
@@ -106,52 +136,46 @@ def build_candidates(
 
     by_uid = {n.uid: n for n in descendants}
     modes: dict[str, tuple[Mode, str]] = {}
-    for uid in _input_first(descendants, in_descendants):
-        node = by_uid[uid]
+    for uid in _input_first(descendants, inside):
         classes = [
             "removed" if c == "affected" and modes.get(u, _PENDING)[0] is Mode.REMOVE else c
-            for u, c in ((u, support_class(u)) for u in node.inputs)
+            for u, c in ((u, support_class(u)) for u in by_uid[uid].inputs)
         ]
-        modes[uid] = _mode(node, classes)
+        modes[uid] = _mode(by_uid[uid], classes)
+    return modes
 
-    index = {n.uid: i for i, n in enumerate(descendants)}
-    candidates: list[Candidate] = []
-    edges: list[tuple[int, int]] = []
-    for node in descendants:
-        mode, reason = modes[node.uid]
-        # P_i: the affected inputs whose successors the operator consumes. A removed
-        # descendant is dropped from a regen/param support like a deleted root; a replay
-        # that needs one was given mode remove above, so P_i never leaves D+.
-        requires = tuple(
-            u for u in node.inputs if u in in_descendants and modes[u][0] is not Mode.REMOVE
-        )
-        executable = mode is not Mode.REMOVE
-        if executable and not operator_available(mode, node):
-            executable, reason = False, f"no {mode.value} operator accepts this artifact"
-        key = table_key(node.kind, node.arch)
-        candidates.append(
-            Candidate(
-                index=index[node.uid],
-                vid=node.vid,
-                uid=node.uid,
-                mode=mode,
-                executable=executable,
-                reason=reason,
-                value=node.value if node.value is not None else default_value(key),
-                cost=node.repair_cost if node.repair_cost is not None else default_cost(key),
-                requires=requires if mode is not Mode.REMOVE else (),
-            )
-        )
-        if mode is not Mode.REMOVE:
-            edges += [(index[u], index[node.uid]) for u in requires]
-    cyclic = _on_cycles(len(candidates), edges)
-    if cyclic:
-        candidates = [
-            _not_executable(c, "on a cycle of the requirement graph") if c.index in cyclic else c
-            for c in candidates
-        ]
-    root_vids = {n.uid: n.vid for n in nodes if n.root}
-    return CandidateFamily(tuple(candidates), tuple(edges), root_vids, index)
+
+def _candidate(
+    node: CascadeNode,
+    modes: Mapping[str, tuple[Mode, str]],
+    default_value: Callable[[str], float],
+    default_cost: Callable[[str], float],
+    operator_for: OperatorFor,
+) -> Candidate:
+    mode, reason = modes[node.uid]
+    # P_i: the affected inputs whose successors the operator consumes. A removed
+    # descendant is dropped from a regen/param support like a deleted root; a replay
+    # that needs one was given mode remove, so P_i never leaves D+.
+    requires: tuple[str, ...] = ()
+    operator = None
+    if mode is not Mode.REMOVE:
+        requires = tuple(u for u in node.inputs if u in modes and modes[u][0] is not Mode.REMOVE)
+        operator = operator_for(mode, node)
+    executable = operator is not None
+    if mode is not Mode.REMOVE and not executable:
+        reason = f"no {mode.value} operator accepts this artifact"
+    key = table_key(node.kind, node.arch)
+    return Candidate(
+        uid=node.uid,
+        vid=node.vid,
+        mode=mode,
+        operator=operator,
+        executable=executable,
+        reason=reason,
+        value=node.value if node.value is not None else default_value(key),
+        cost=node.repair_cost if node.repair_cost is not None else default_cost(key),
+        requires=requires,
+    )
 
 
 def _mode(node: CascadeNode, classes: Sequence[str]) -> tuple[Mode, str]:
@@ -180,57 +204,3 @@ def _input_first(nodes: Sequence[CascadeNode], inside: set[str]) -> list[str]:
     edges = [(u, n.uid) for n in nodes for u in n.inputs if u in inside]
     order, leftover = topological(sorted(n.uid for n in nodes), edges)
     return order + leftover
-
-
-def _not_executable(c: Candidate, reason: str) -> Candidate:
-    return Candidate(c.index, c.vid, c.uid, c.mode, False, reason, c.value, c.cost, c.requires)
-
-
-def _on_cycles(n: int, edges: Sequence[tuple[int, int]]) -> set[int]:
-    """Members of strongly connected components with more than one node (iterative Tarjan)."""
-    adjacency: list[list[int]] = [[] for _ in range(n)]
-    for j, i in edges:
-        adjacency[j].append(i)
-    index_of = [-1] * n
-    low = [0] * n
-    on_stack = [False] * n
-    stack: list[int] = []
-    counter = 0
-    cyclic: set[int] = set()
-    for start in range(n):
-        if index_of[start] != -1:
-            continue
-        work = [(start, 0)]
-        while work:
-            v, child = work.pop()
-            if child == 0:
-                index_of[v] = low[v] = counter
-                counter += 1
-                stack.append(v)
-                on_stack[v] = True
-            recurse = False
-            for k in range(child, len(adjacency[v])):
-                w = adjacency[v][k]
-                if index_of[w] == -1:
-                    work.append((v, k + 1))
-                    work.append((w, 0))
-                    recurse = True
-                    break
-                if on_stack[w]:
-                    low[v] = min(low[v], index_of[w])
-            if recurse:
-                continue
-            if work and work[-1][1] > 0:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == index_of[v]:
-                component = []
-                while True:
-                    w = stack.pop()
-                    on_stack[w] = False
-                    component.append(w)
-                    if w == v:
-                        break
-                if len(component) > 1:
-                    cyclic.update(component)
-    return cyclic

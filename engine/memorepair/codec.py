@@ -9,11 +9,20 @@ from typing import Any
 from memorepair.model import Artifact, Recipe, Visibility
 
 
-def canonical_json(value: Any) -> str | None:
-    """Maps and recipes are stored as canonical JSON strings (Neo4j has no map property)."""
+def canonical_json(value: Any) -> str:
+    """One text per value: sorted keys, no spaces, UTF-8 kept.
+
+    Replay validation compares successors byte for byte and event digests hash this
+    text, so nothing here may depend on dict order.
+    """
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def stored_json(value: Any) -> str | None:
+    """A map or recipe as stored on a node (Neo4j has no map property); empty is null."""
     if value is None or value == {}:
         return None
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return canonical_json(value)
 
 
 def artifact_from_row(row: Mapping[str, Any], visibility: str | None = None) -> Artifact:

@@ -25,6 +25,7 @@ import numpy as np
 
 from memorepair import queries
 from memorepair.errors import ConfigError, EmbeddingError
+from memorepair.model import ArtifactIn
 from memorepair.settings import Settings
 from memorepair.store import Tx
 
@@ -328,6 +329,16 @@ def searchable(settings: Settings) -> Callable[[list[dict[str, Any]]], list[dict
         return rows
 
     return prepare
+
+
+def search_fields(settings: Settings, artifacts: Sequence[ArtifactIn]) -> dict[str, dict[str, Any]]:
+    """By uid: the embedding of each artifact's own content and its meta terms (one
+    batched embedder call), for the rows `recording` writes."""
+    rows = searchable(settings)(
+        [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in artifacts]
+    )
+    fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
+    return {a.uid: {f: row[f] for f in fields} for a, row in zip(artifacts, rows, strict=True)}
 
 
 def claim_space(tx: Tx, ns: str, space: Space | None) -> None:

@@ -1,52 +1,43 @@
-"""Step 5a: execute the selected candidates S in topological order and validate them.
+"""Step 5: build every selected successor, in topological order, and stage it.
 
-Each successor is built by its mode's operator from Ret(e), X_delta, kappa_e and the
+Each successor is built by its candidate's operator from Ret(e), X_delta, kappa_e and the
 staged successors of its required predecessors, then written as a *staged* version
-(invisible to serving). Validation runs on the staged successors afterwards; both
-phases are recorded on the event, and a resumed run reuses what a crashed one staged
-(staging is keyed by the successor's version id).
+(invisible to serving). A resumed run reuses what a crashed one staged (staging is keyed
+by the successor's version id). Validation is the next step (`validation.py`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from memorepair import embedding, queries
 from memorepair.candidates import Candidate, CandidateFamily
-from memorepair.codec import artifact_from_row, canonical_json
+from memorepair.codec import artifact_from_row, canonical_json, stored_json
+from memorepair.errors import some
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
+    EventType,
     Interface,
-    Mode,
+    Progress,
     RepairEventSpec,
     Visibility,
     artifact_key,
+    event_key,
     version_id,
 )
-from memorepair.operators.base import (
-    Operator,
-    RepairContext,
-    Successor,
-    Support,
-    Validation,
-)
-from memorepair.store import Store, WriteBehind
+from memorepair.operators.base import RepairContext, Successor, Support
+from memorepair.operators.common import Taint
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.store import Row, Store, WriteBehind
 
-READ_HEADS = queries.named("execution/read_heads")
-READ_INPUT_VERSIONS = queries.named("execution/read_input_versions")
 READ_VERSIONS = queries.named("execution/read_versions")
-RECORD_VALIDATION = queries.named("execution/record_validation")
+READ_INPUT_VERSIONS = queries.named("execution/read_input_versions")
+READ_HEADS = queries.named("execution/read_heads")
 STAGED_SUCCESSORS = queries.named("execution/staged_successors")
 STAGE_SUCCESSORS = queries.named("execution/stage_successors")
-
-Progress = Callable[[str, int, int], None]
-
-
-class Registry(Protocol):
-    def operator(self, mode: Mode, artifact: Artifact) -> Operator | None: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +45,7 @@ class Attempt:
     """One executed candidate: its staged successor and, after validation, the verdict."""
 
     candidate: Candidate
-    vid: str
+    vid: str  # the successor's version id
     successor: Successor | None
     context: RepairContext | None
     validated: bool | None = None
@@ -67,165 +58,215 @@ class Attempt:
         return int(self.vid.rsplit("@", 1)[1])
 
 
-def topological_selection(family: CandidateFamily, selected: Sequence[int]) -> list[int]:
-    """Kahn's order over E^req restricted to S, ties broken by candidate index."""
-    order, _ = topological(sorted(selected), family.requirement_edges)
-    return order
+def order(family: CandidateFamily, selected: Sequence[str]) -> list[Candidate]:
+    """S in Kahn's order over E^req restricted to S, ties broken by uid."""
+    uids, _ = topological(sorted(selected), family.requirement_edges)
+    return [family.by_uid[uid] for uid in uids]
 
 
-@dataclass(frozen=True)
-class _Versions:
-    artifacts: dict[str, Artifact]  # by vid
-    used: dict[str, list[tuple[int, str]]]  # vid -> (position, vid) of the inputs it used
-    latest: dict[str, int]  # uid -> highest version ever written
+@dataclass
+class _Support:
+    """What the operators of one event build from, read once for all candidates."""
+
+    old: dict[str, Artifact] = field(default_factory=dict)  # withdrawn versions, by vid
+    used: dict[str, list[tuple[int, str]]] = field(default_factory=dict)  # vid -> (pos, vid)
+    latest: dict[str, int] = field(default_factory=dict)  # uid -> highest version written
+    inputs: dict[str, Artifact] = field(default_factory=dict)  # every input version, by vid
+    retained: dict[str, Support] = field(default_factory=dict)  # served heads, by uid
 
 
-def _read_versions(store: Store, vids: Sequence[str]) -> _Versions:
-    """The versions being repaired, with the input versions each used and its latest number."""
-    found = _Versions({}, {}, {})
-    for batch in store.read_batches(READ_VERSIONS, "vids", vids):
+def stage(
+    store: Store,
+    registry: OperatorRegistry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[str],
+    *,
+    progress: Progress,
+    checkpoint: Callable[[str], None],
+) -> list[Attempt]:
+    """Build every selected successor in topological order and stage it in Neo4j.
+
+    Staging writes run behind the builds (two batches in flight): the server stages
+    batches k-1 and k while operators build k+1; the with-block ends once every batch
+    committed. A crash may lose the batches in flight, never a committed one. Each batch's
+    successors are embedded on the writer thread, from their own content, before they are
+    staged (search, `embedding.searchable`): publication then only relabels.
+    """
+    key = event_key(spec.ns, spec.id)
+    previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
+    support = _read_support(store, spec, family, order(family, selected))
+    searchable = embedding.searchable(store.settings)
+    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
+
+        def write(attempt: Attempt) -> None:
+            if writer.add(_row(attempt)):
+                checkpoint("staging")
+
+        return _build_all(registry, spec, family, selected, support, previous, write, progress)
+
+
+def build_dry(
+    store: Store,
+    registry: OperatorRegistry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[str],
+) -> list[Attempt]:
+    """The successors `stage` would build if the event ran now, built in memory only.
+
+    Nothing is written: the event's effect on its roots is applied to what the operators
+    see instead (a deleted root is gone from the support and counts as invalidated; a
+    corrected or migrated root is its replacement), as the barrier would have made it.
+    """
+    support = _read_support(store, spec, family, order(family, selected))
+    _apply_delta(spec, family, support)
+    return _build_all(registry, spec, family, selected, support, {}, lambda a: None, _quiet)
+
+
+def _build_all(
+    registry: OperatorRegistry,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    selected: Sequence[str],
+    support: _Support,
+    previous: Mapping[str, Mapping[str, Any]],
+    write: Callable[[Attempt], None],
+    progress: Progress,
+) -> list[Attempt]:
+    """Each candidate's attempt, in topological order; fresh successors go to `write`."""
+    candidates = order(family, selected)
+    successors: dict[str, Support] = {}  # uid -> its staged successor, as support
+    attempts: list[Attempt] = []
+    for done, candidate in enumerate(candidates, start=1):
+        ctx = _context(spec, support, candidate.vid, successors)
+        reused = previous.get(candidate.vid)
+        if reused is not None:
+            attempt = _reused(candidate, ctx, reused)
+        else:
+            attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
+            if attempt.successor is not None:
+                write(attempt)
+        if attempt.successor is not None:
+            successors[candidate.uid] = _staged_support(attempt)
+        attempts.append(attempt)
+        progress("execute", done, len(candidates))
+    return attempts
+
+
+def _apply_delta(spec: RepairEventSpec, family: CandidateFamily, support: _Support) -> None:
+    """What the barrier would do to the roots, on the support read before it (dry runs)."""
+    for vid, artifact in list(support.inputs.items()):
+        if artifact.uid not in family.root_vids or artifact.visibility != Visibility.LIVE:
+            continue
+        gone = Visibility.REMOVED if spec.type is EventType.DELETE else Visibility.SUPERSEDED
+        support.inputs[vid] = artifact.model_copy(update={"visibility": gone})
+        support.retained.pop(artifact.uid, None)
+        if spec.type is not EventType.DELETE:
+            content, meta, recipe = spec.delta(artifact.uid)
+            replacement = artifact.model_copy(
+                update={
+                    "version": support.latest.get(artifact.uid, artifact.version) + 1,
+                    "content": content,
+                    "meta": meta,
+                    "recipe": recipe,
+                }
+            )
+            support.retained[artifact.uid] = _support(replacement, "replacement")
+
+
+def _quiet(step: str, done: int, total: int) -> None:
+    """No progress for a dry run."""
+
+
+def _read_support(
+    store: Store, spec: RepairEventSpec, family: CandidateFamily, candidates: Sequence[Candidate]
+) -> _Support:
+    """The versions being repaired, the exact input versions each used, and the served
+    heads of the inputs outside the cascade. Each input is read once, however many
+    candidates it fed (hubs feed thousands)."""
+    found = _Support()
+    for batch in store.read_batches(READ_VERSIONS, "vids", [c.vid for c in candidates]):
         for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
-            found.artifacts[artifact.vid] = artifact
+            found.old[artifact.vid] = artifact
             found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
             found.latest[artifact.uid] = int(row["latest"])
+    outside = sorted({u for a in found.old.values() for u in a.inputs if u not in family.by_uid})
+    heads = _read(store, READ_HEADS, "keys", [artifact_key(spec.ns, u) for u in outside])
+    found.inputs = {**found.old, **heads}
+    wanted = sorted({v for e in found.used.values() for _, v in e} - set(found.inputs))
+    found.inputs.update(_read(store, READ_INPUT_VERSIONS, "vids", wanted))
+    found.retained = {
+        head.uid: _support(head, "replacement" if head.uid in family.root_vids else "retained")
+        for head in heads.values()
+        if head.visibility == Visibility.LIVE
+    }
     return found
 
 
-def _read_inputs(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
+def _read(store: Store, query: queries.Query, param: str, values: list[str]) -> dict[str, Artifact]:
     found: dict[str, Artifact] = {}
-    for batch in store.read_batches(READ_INPUT_VERSIONS, "vids", vids):
+    for batch in store.read_batches(query, param, values):
         for row in batch[0]["rows"]:
             artifact = artifact_from_row(row["artifact"], row["visibility"])
             found[artifact.vid] = artifact
     return found
 
 
-def stage(
-    store: Store,
-    registry: Registry,
-    spec: RepairEventSpec,
-    family: CandidateFamily,
-    selected: Sequence[int],
-    *,
-    options: Mapping[str, Any],
-    progress: Progress = lambda phase, done, total: None,
-    checkpoint: Callable[[str], None] = lambda point: None,
-) -> list[Attempt]:
-    """Build every selected successor in topological order and stage it in Neo4j."""
-    ns, key = spec.ns, f"{spec.ns}/{spec.id}"
-    order = topological_selection(family, selected)
-    candidates = [family.candidates[i] for i in order]
-    previous = {
-        row["old_vid"]: {**row["artifact"], "published": row["published"]}
-        for row in store.read(STAGED_SUCCESSORS, event_key=key)
-    }
-    repaired = _read_versions(store, [c.vid for c in candidates])
-    old, latest = repaired.artifacts, repaired.latest
-    outside = sorted({u for c in candidates for u in old[c.vid].inputs if u not in family.by_uid})
-    heads: dict[str, Artifact] = {}
-    for batch in store.read_batches(READ_HEADS, "keys", [artifact_key(ns, u) for u in outside]):
-        for row in batch[0]["rows"]:
-            artifact = artifact_from_row(row["artifact"], row["visibility"])
-            heads[artifact.uid] = artifact
-    # Each input version is read once, however many candidates it fed (hubs feed thousands);
-    # a retained input used at its current version was just read as a head.
-    used = {**old, **{a.vid: a for a in heads.values()}}
-    wanted = sorted({v for e in repaired.used.values() for _, v in e} - set(used))
-    used.update(_read_inputs(store, wanted))
-    old_inputs = {vid: [(pos, used[v]) for pos, v in e] for vid, e in repaired.used.items()}
-    # Support entries are built once per input (a hub feeds thousands of candidates).
-    retained = {
-        uid: _support(head, "replacement" if uid in family.root_vids else "retained")
-        for uid, head in heads.items()
-        if head.visibility == Visibility.LIVE
-    }
-    successors: dict[str, Support] = {}  # uid -> its staged successor, as support
-    attempts: list[Attempt] = []
-    # Staging writes run behind the builds (two batches in flight): the server stages batches
-    # k-1 and k while operators build k+1. The with-block ends once every batch committed.
-    # Each batch's successors are embedded on the writer thread, from their own content,
-    # before they are staged (search hook, issue 16): publication then only relabels.
-    searchable = embedding.searchable(store.settings)
-    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
-        for done, candidate in enumerate(candidates, start=1):
-            artifact = old[candidate.vid]
-            ctx = _context(
-                spec, artifact, old_inputs.get(candidate.vid, []), retained, successors, options
-            )
-            reused = previous.get(candidate.vid)
-            if reused is not None:
-                attempt = _reused(candidate, ctx, reused)
-            else:
-                fresh = version_id(ns, candidate.uid, latest[candidate.uid] + 1)
-                attempt = _build(registry, candidate, artifact, ctx, fresh)
-                if attempt.successor is not None and writer.add(_stage_row(candidate, attempt)):
-                    checkpoint("staging")  # a crash here may lose the batches in flight
-            if attempt.successor is not None:
-                successors[candidate.uid] = _staged_support(artifact, attempt)
-            attempts.append(attempt)
-            progress("execute", done, len(candidates))
-    return attempts
-
-
-def validate(
-    store: Store,
-    registry: Registry,
-    attempts: Sequence[Attempt],
-    *,
-    progress: Progress = lambda phase, done, total: None,
-) -> list[Attempt]:
-    """Run each operator's validation on its staged successor and record the verdicts."""
-    checked: list[Attempt] = []
-    with WriteBehind(store, RECORD_VALIDATION) as writer:
-        for done, attempt in enumerate(attempts, start=1):
-            if attempt.successor is None or attempt.context is None:
-                checked.append(attempt)
-                continue
-            if attempt.validated is not None:  # verdict recorded by an earlier run
-                checked.append(attempt)
-                continue
-            operator = registry.operator(attempt.candidate.mode, attempt.context.artifact)
-            if operator is None:
-                verdict = Validation(False, f"no {attempt.candidate.mode.value} operator")
-            else:
-                try:
-                    verdict = operator.validate(attempt.context, attempt.successor)
-                except Exception as exc:  # a plugin's crash is a failed validation, not ours
-                    verdict = Validation(False, f"validation raised {type(exc).__name__}: {exc}")
-            result = replace(attempt, validated=verdict.ok, detail=verdict.reason)
-            checked.append(result)
-            writer.add(
-                {"vid": result.vid, "validated": verdict.ok, "validation": verdict.reason or None}
-            )
-            progress("validate", done, len(attempts))
-    return checked
+def _context(
+    spec: RepairEventSpec, support: _Support, vid: str, successors: Mapping[str, Support]
+) -> RepairContext:
+    """Support: the staged successor of an affected input, else its served current version
+    (retained, or the replacement of a root); `retained` holds only live heads."""
+    artifact = support.old[vid]
+    usable: list[Support] = []
+    invalidated: list[Artifact] = []
+    used = sorted(support.used.get(vid, []))
+    used_by_uid = {a.uid: a for a in (support.inputs[v] for _, v in used)}
+    for uid in artifact.inputs:
+        if uid in successors:
+            usable.append(successors[uid])
+        elif uid in support.retained:
+            usable.append(support.retained[uid])
+        old = used_by_uid.get(uid)
+        if old is not None and (uid in successors or old.visibility != Visibility.LIVE):
+            invalidated.append(old)  # the version it used is gone: never draw on it again
+    return RepairContext(
+        event_type=spec.type,
+        artifact=artifact,
+        support=tuple(usable),
+        invalidated=tuple(invalidated),
+        interface=spec.interface if isinstance(spec.interface, Interface) else None,
+    )
 
 
 def _reused(candidate: Candidate, ctx: RepairContext, row: Mapping[str, Any]) -> Attempt:
     """The attempt an interrupted run of the same event staged (and maybe validated)."""
-    staged = artifact_from_row(row, "Staged")
+    staged = artifact_from_row(row["artifact"], "Staged")
     successor = Successor(
-        content=row.get("content") or "",
-        inputs=tuple(row.get("inputs") or ()),
+        content=staged.content,
+        inputs=tuple(row["artifact"].get("inputs") or ()),
         recipe=staged.recipe,
         meta=staged.meta,
     )
+    artifact = row["artifact"]
     return Attempt(
         candidate,
-        str(row["vid"]),
+        staged.vid,
         successor,
         ctx,
-        row.get("validated"),
-        row.get("validation") or "",
+        artifact.get("validated"),
+        artifact.get("validation") or "",
         bool(row["published"]),
     )
 
 
 def _build(
-    registry: Registry, candidate: Candidate, artifact: Artifact, ctx: RepairContext, vid: str
+    registry: OperatorRegistry, candidate: Candidate, ctx: RepairContext, version: int
 ) -> Attempt:
-    operator = registry.operator(candidate.mode, artifact)
+    vid = version_id(ctx.artifact.ns, candidate.uid, version)
+    operator = registry.named(candidate.operator) if candidate.operator else None
     if operator is None:
         return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
     try:
@@ -238,40 +279,9 @@ def _build(
     stray = [u for u in successor.inputs if u not in allowed]
     if stray:
         return Attempt(
-            candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}"
+            candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
-    return Attempt(candidate, vid, successor, ctx)
-
-
-def _context(
-    spec: RepairEventSpec,
-    artifact: Artifact,
-    used: list[tuple[int, Artifact]],
-    retained: Mapping[str, Support],
-    successors: Mapping[str, Support],
-    options: Mapping[str, Any],
-) -> RepairContext:
-    """Support: the staged successor of an affected input, else its served current version
-    (retained, or the replacement of a root); `retained` holds only live heads."""
-    support: list[Support] = []
-    invalidated: list[Artifact] = []
-    used_by_uid = {a.uid: a for _, a in sorted(used, key=lambda pair: pair[0])}
-    for uid in artifact.inputs:
-        if uid in successors:
-            support.append(successors[uid])
-        elif uid in retained:
-            support.append(retained[uid])
-        old = used_by_uid.get(uid)
-        if old is not None and (uid in successors or old.visibility.value != "Live"):
-            invalidated.append(old)  # the version it used is gone: never draw on it again
-    return RepairContext(
-        event_type=spec.type,
-        artifact=artifact,
-        support=tuple(support),
-        invalidated=tuple(invalidated),
-        interface=spec.interface if isinstance(spec.interface, Interface) else None,
-        options=options,
-    )
+    return Attempt(candidate, vid, replace(successor, meta=successor_meta(ctx, successor)), ctx)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:
@@ -286,43 +296,50 @@ def _support(artifact: Artifact, origin: str) -> Support:
     )
 
 
-def _staged_support(old: Artifact, attempt: Attempt) -> Support:
+def _staged_support(attempt: Attempt) -> Support:
     """A staged successor as the support of the candidates that require it."""
-    assert attempt.successor is not None
+    assert attempt.successor is not None and attempt.context is not None
+    old = attempt.context.artifact
     return Support(
         uid=old.uid,
         version=attempt.version,
         kind=old.kind,
         arch=old.arch,
         content=attempt.successor.content,
-        meta=_successor_meta(old, attempt.successor),
+        meta=attempt.successor.meta,
         origin="successor",
     )
 
 
-def _successor_meta(old: Artifact, successor: Successor) -> dict[str, Any]:
-    """Meta carries over from the predecessor unless the operator says otherwise.
+def successor_meta(ctx: RepairContext, successor: Successor) -> dict[str, Any]:
+    """The successor's meta: what its operator set, plus what the predecessor had that
+    does not draw on invalidated support.
 
     Operators return what they changed (often nothing); dropping the rest would lose facts
-    later events depend on, such as a tool-call record's `call` or a skill's `title`.
+    later events depend on, such as a tool-call record's `call` or a skill's `title`. But a
+    meta value quoting a deleted record (a skill's `instruction` copied from it) is exactly
+    what must not be served again, so it is rebuilt from retained support: left out.
     """
-    return {**old.meta, **successor.meta}
+    old = ctx.artifact.meta
+    if not old or not ctx.invalidated:
+        return {**old, **successor.meta}
+    taint = Taint(ctx)
+    kept = {k: v for k, v in old.items() if taint.phrase(f"{k} {canonical_json(v)}") is None}
+    return {**kept, **successor.meta}
 
 
-def _stage_row(candidate: Candidate, attempt: Attempt) -> dict[str, Any]:
-    assert attempt.successor is not None
+def _row(attempt: Attempt) -> Row:
+    assert attempt.successor is not None and attempt.context is not None
     successor = attempt.successor
     return {
-        "old_vid": candidate.vid,
+        "old_vid": attempt.candidate.vid,
         "vid": attempt.vid,
         "version": attempt.version,
         "content": successor.content,
-        "recipe": canonical_json(successor.recipe.model_dump() if successor.recipe else None),
-        "meta": canonical_json(_successor_meta(attempt.context.artifact, successor))
-        if attempt.context is not None
-        else canonical_json(dict(successor.meta)),
+        "recipe": stored_json(successor.recipe.model_dump() if successor.recipe else None),
+        "meta": stored_json(dict(successor.meta)),
         "inputs": list(successor.inputs),
         "validated": attempt.validated,
         "validation": attempt.detail or None,
-        "operator": candidate.mode.value,
+        "operator": attempt.candidate.mode.value,
     }

@@ -34,3 +34,63 @@ def topological(nodes: Sequence[N], edges: Iterable[tuple[N, N]]) -> tuple[list[
         ready = sorted(level)
     placed = set(order)
     return [nodes[k] for k in order], [node for k, node in enumerate(nodes) if k not in placed]
+
+
+def on_cycles(nodes: Sequence[N], edges: Iterable[tuple[N, N]]) -> set[N]:
+    """Members of strongly connected components with more than one node (iterative Tarjan).
+
+    Edges whose ends are not both in `nodes` are ignored.
+    """
+    position = {node: k for k, node in enumerate(nodes)}
+    adjacency: list[list[int]] = [[] for _ in nodes]
+    for before, after in edges:
+        if before in position and after in position:
+            adjacency[position[before]].append(position[after])
+    return {nodes[k] for k in _cyclic(adjacency)}
+
+
+def _cyclic(adjacency: list[list[int]]) -> set[int]:
+    n = len(adjacency)
+    index_of = [-1] * n
+    low = [0] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = 0
+    cyclic: set[int] = set()
+    for start in range(n):
+        if index_of[start] != -1:
+            continue
+        work = [(start, 0)]
+        while work:
+            v, child = work.pop()
+            if child == 0:
+                index_of[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack[v] = True
+            recurse = False
+            for k in range(child, len(adjacency[v])):
+                w = adjacency[v][k]
+                if index_of[w] == -1:
+                    work.append((v, k + 1))
+                    work.append((w, 0))
+                    recurse = True
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index_of[w])
+            if recurse:
+                continue
+            if work and work[-1][1] > 0:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index_of[v]:
+                component = []
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    component.append(w)
+                    if w == v:
+                        break
+                if len(component) > 1:
+                    cyclic.update(component)
+    return cyclic

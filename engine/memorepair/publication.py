@@ -1,4 +1,4 @@
-"""Step 5b: republish validated successors whose required predecessors are republished.
+"""Step 7: republish validated successors whose required predecessors are republished.
 
 Publication commits in topological batches. Each batch locks the retained inputs of its
 successors (a successor whose retained input was withdrawn meanwhile by an overlapping
@@ -11,22 +11,26 @@ transaction completes the event.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
 from memorepair import queries
 from memorepair.candidates import CandidateFamily
+from memorepair.errors import some
+from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
-from memorepair.model import EventType, Mode, RepairEventSpec, artifact_key
+from memorepair.model import EventType, Mode, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
 DISCARD_STAGED = queries.named("publication/discard_staged")
 LOCK_INPUTS = queries.named("publication/lock_inputs")
 PUBLISH_SUCCESSORS = queries.named("publication/publish_successors")
-SET_PHASE = queries.named("events/set_phase")
+
+#: Why a staged successor stays unpublished (its node is kept for audit, marked).
+DISCARDED = "not republished (failed, blocked or input withdrawn)"
 
 OUTCOMES = (
     "published",
@@ -55,11 +59,11 @@ class Outcomes:
 
 
 def decide(
-    family: CandidateFamily, selected: Sequence[int], attempts: Sequence[Attempt]
+    family: CandidateFamily, selected: Collection[str], attempts: Sequence[Attempt]
 ) -> tuple[list[Attempt], Outcomes]:
     """Which validated successors are publishable (closure over republished predecessors)."""
     outcomes = Outcomes()
-    by_index = {a.candidate.index: a for a in attempts}
+    attempted = {a.candidate.uid for a in attempts}
     ok: dict[str, bool] = {}
     publishable: list[Attempt] = []
     for attempt in attempts:  # attempts are in topological order
@@ -70,19 +74,21 @@ def decide(
             outcomes.add("failed", c.uid, attempt.detail or "validation failed")
         elif missing:
             ok[c.uid] = False
-            outcomes.add("blocked", c.uid, f"required predecessors not republished: {missing}")
+            outcomes.add(
+                "blocked", c.uid, f"required predecessors not republished: {some(missing, 'uid')}"
+            )
         else:
             ok[c.uid] = True
             publishable.append(attempt)
-    chosen = set(selected)
+    in_selection = set(selected)
     for c in family.candidates:
-        if c.index in by_index:
+        if c.uid in attempted:
             continue
         if c.mode is Mode.REMOVE:
             outcomes.add("removed", c.uid, c.reason)
         elif not c.executable:
             outcomes.add("not_executable", c.uid, c.reason)
-        elif c.index not in chosen:
+        elif c.uid not in in_selection:
             outcomes.add("unselected", c.uid, "value below lambda-weighted cost (not selected)")
     return publishable, outcomes
 
@@ -91,72 +97,69 @@ def publish(
     store: Store,
     spec: RepairEventSpec,
     family: CandidateFamily,
-    selected: Sequence[int],
+    selected: Collection[str],
     attempts: Sequence[Attempt],
-    figures: dict[str, Any],
-    checkpoint: Callable[[str], None] = lambda point: None,
+    *,
+    figures: Mapping[str, Any],
+    commit: PhaseCommit,
+    checkpoint: Callable[[str], None],
 ) -> Outcomes:
-    """Republish in topological batches, then close the event in one last transaction.
+    """Republish in topological batches, record every other outcome, then complete the
+    event in one last transaction (which `commit` records as the published phase).
 
     Batches keep each transaction within the server's memory on large cascades. Because
     they follow the topological order, every commit leaves the served set predecessor-
     closed: a successor goes live only with (or after) every successor it requires. A
     resumed run skips what an interrupted one already published.
     """
-    key = f"{spec.ns}/{spec.id}"
+    key = event_key(spec.ns, spec.id)
     publishable, outcomes = decide(family, selected, attempts)
-    done = [a for a in publishable if a.published]
-    pending = [a for a in publishable if not a.published]
-    dropped: set[str] = set()
-    published: list[Attempt] = list(done)
-    size = store.settings.batch_size
-    for start in range(0, len(pending), size):
-        batch = pending[start : start + size]
-        kept = store.transaction(
-            partial(_publish_batch, spec=spec, batch=batch, dropped=dropped, outcomes=outcomes)
-        )
-        published += kept
-        checkpoint("publishing")  # a crash here must leave a closed, resumable state
+    published = _publish_batches(store, spec, publishable, outcomes, checkpoint)
     outcomes.sets["published"] = sorted(a.candidate.uid for a in published)
     for name, uids in outcomes.sets.items():
         if name != "published":
             uids.sort()
-    closing = _closing_rows(spec, family, outcomes)
-    for start in range(0, len(closing), size):
-        store.write(CLOSE_WITHDRAWN, event_key=key, rows=closing[start : start + size])
+    for rows in store.batched(_closing_rows(spec, family, outcomes)):
+        store.write(CLOSE_WITHDRAWN, event_key=key, rows=rows)
     live = {a.vid for a in published}
     discarded = [a.vid for a in attempts if a.successor is not None and a.vid not in live]
     counts = {o: len(uids) for o, uids in outcomes.sets.items()}
 
     def complete(tx: Tx) -> None:
-        for start in range(0, len(discarded), size):
-            tx.run(
-                DISCARD_STAGED,
-                event_key=key,
-                vids=discarded[start : start + size],
-                reason="not republished (failed, blocked or input withdrawn)",
-            )
-        tx.run(
-            SET_PHASE,
-            key=key,
-            phase="published",
-            status="completed",
-            figures={**figures, **counts},
-        )
+        for vids in store.batched(discarded):
+            tx.run(DISCARD_STAGED, event_key=key, vids=vids, reason=DISCARDED)
+        commit(tx, {**figures, **counts})
 
     store.transaction(complete)
     return outcomes
+
+
+def _publish_batches(
+    store: Store,
+    spec: RepairEventSpec,
+    publishable: Sequence[Attempt],
+    outcomes: Outcomes,
+    checkpoint: Callable[[str], None],
+) -> list[Attempt]:
+    """Each batch in its own transaction; the attempts an earlier run published count."""
+    published = [a for a in publishable if a.published]
+    dropped: set[str] = set()
+    for batch in store.batched([a for a in publishable if not a.published]):
+        published += store.transaction(
+            partial(_publish_batch, spec=spec, batch=batch, dropped=dropped, outcomes=outcomes)
+        )
+        checkpoint("publishing")  # a crash here must leave a closed, resumable state
+    return published
 
 
 def _publish_batch(
     tx: Tx, *, spec: RepairEventSpec, batch: list[Attempt], dropped: set[str], outcomes: Outcomes
 ) -> list[Attempt]:
     """One batch: lock retained inputs, drop what lost its support, swap the rest in."""
-    key = f"{spec.ns}/{spec.id}"
     kept = _drop_withdrawn_inputs(tx, spec, batch, outcomes, dropped)
     tx.run(
         PUBLISH_SUCCESSORS,
-        event_key=key,
+        event_key=event_key(spec.ns, spec.id),
         rows=[
             {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
             for a in kept
@@ -210,7 +213,9 @@ def _record_dropped(lost_here: dict[str, list[str]], dropped: set[str], outcomes
     for uid, lost in lost_here.items():
         dropped.add(uid)
         outcomes.add(
-            "input_withdrawn", uid, f"support {lost} was withdrawn by an overlapping event"
+            "input_withdrawn",
+            uid,
+            f"support {some(lost, 'input')} was withdrawn by an overlapping event",
         )
 
 
@@ -229,7 +234,6 @@ def _closing_rows(
                     "outcome": outcome,
                     "detail": outcomes.details.get(uid, ""),
                     "remove": outcome == "removed",
-                    "erase": False,
                 }
             )
     if spec.type is EventType.DELETE:
@@ -241,7 +245,6 @@ def _closing_rows(
                     "outcome": "root_deleted",
                     "detail": spec.reason,
                     "remove": True,
-                    "erase": True,
                 }
             )
     else:

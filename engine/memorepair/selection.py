@@ -22,7 +22,7 @@ Three decisions make the answer the same on every backend and every run:
   recomputes the residual reachability itself; OR-tools' ``get_source_side_min_cut`` already
   is that set.
 
-Exact reductions settle most candidates before any network is built (``_reduce``). A
+Exact reductions settle most candidates before any network is built (``exact_reductions``). A
 candidate that cannot run, or transitively requires one that cannot, is in no closure. One
 with ``p ≤ 0`` none of whose alive descendants (the candidates that transitively require
 it) has ``p > 0`` is outside the smallest optimum. One with ``p > 0`` whose whole ancestor
@@ -33,8 +33,8 @@ the million-candidate cascade of ``selection_bench`` they leave about 6 % of the
 to the min-cut.
 
 The requirement graph is analysed with numpy: Kahn's algorithm, one whole frontier per step,
-gives topological levels (``_levels``), and every reachability question is one vectorised
-step per level. Graphs too deep for that (``_level_budget``) use igraph's search instead.
+gives topological levels (``levels``), and every reachability question is one vectorised
+step per level. Graphs too deep for that (``level_budget``) use igraph's search instead.
 
 Only this module imports igraph (requirement-graph analysis and a min-cut backend) and
 OR-tools (min-cut backend for large networks, imported lazily).
@@ -45,27 +45,36 @@ from __future__ import annotations
 import itertools
 import math
 import operator
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import igraph as ig
 import numpy as np
 import numpy.typing as npt
 
+from memorepair.candidates import Candidate, CandidateFamily
+
 __all__ = [
     "BACKENDS",
+    "EventSelection",
     "MinCutSolver",
     "PreparedCut",
     "Selection",
     "SelectionProblem",
     "scaled_profits",
+    "select",
     "select_all",
     "select_greedy",
     "select_mincut",
     "select_sweep",
+    "selection_problem",
     "solve_closure",
 ]
+
+#: Which selection a repair runs: the exact min-cut, the greedy ablation, Repair-all, or
+#: "none" (the no-cascade-repair baseline, which selects nothing).
+Selector = Literal["mincut", "greedy", "all", "none"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -418,7 +427,7 @@ class _Levelled:
     A level-synchronous sweep is exact: going down, the arcs out of level ``L`` read marks of
     level-``L`` tails, whose requirements all lie on earlier levels and are settled; going
     up, they read marks of heads on deeper levels, settled likewise. Each level is one
-    vectorised numpy step, so this serves graphs of moderate depth (``_level_budget``).
+    vectorised numpy step, so this serves graphs of moderate depth (``level_budget``).
     """
 
     tails: IntArray
@@ -448,7 +457,7 @@ class _Levelled:
         return _Levelled(self.tails[kept], self.heads[kept], np.searchsorted(kept, self.bounds))
 
 
-class _GraphReach:
+class GraphReach:
     """igraph breadth-first search from a virtual root joined to the seeds.
 
     The fallback for requirement graphs too deep for level sweeps, where one numpy step per
@@ -467,7 +476,7 @@ class _GraphReach:
     def up(self, seeds: BoolArray) -> BoolArray:
         return self._search(seeds, "in")
 
-    def restrict(self, keep: BoolArray) -> _GraphReach:
+    def restrict(self, keep: BoolArray) -> GraphReach:
         return self
 
     def _search(self, seeds: BoolArray, mode: str) -> BoolArray:
@@ -486,7 +495,7 @@ _MIN_LEVELS: Final = 64
 _ELEMENTS_PER_LEVEL: Final = 64
 
 
-def _level_budget(n: int, m: int) -> int:
+def level_budget(n: int, m: int) -> int:
     """Most levels worth sweeping level by level before falling back to igraph.
 
     A level costs about ten microseconds of numpy call overhead whatever its size, while
@@ -497,7 +506,7 @@ def _level_budget(n: int, m: int) -> int:
     return max(_MIN_LEVELS, (n + m) // _ELEMENTS_PER_LEVEL)
 
 
-def _levels(
+def levels(
     n: int, tails: IntArray, heads: IntArray, budget: int
 ) -> tuple[_Levelled, BoolArray] | None:
     """Kahn's algorithm, vectorised one whole frontier per round.
@@ -572,7 +581,7 @@ def _on_cycle(n: int, tails: IntArray, heads: IntArray, among: BoolArray) -> Boo
 
 
 @dataclass
-class _Analysis:
+class Analysis:
     """The λ-independent part of a problem: validated arrays and requirement-graph facts."""
 
     weights: FloatArray
@@ -599,29 +608,29 @@ class _Analysis:
         return self._batches, self._trivial
 
 
-def _analyse(problem: SelectionProblem) -> _Analysis:
+def analyse(problem: SelectionProblem) -> Analysis:
     weights, costs, executable, req_j, req_i = _validate(problem)
     n = len(weights)
     # SPEC §4: the caller marks cycle members non-executable; we do not rely on it, because
     # a cycle has no topological order to execute in.
     runnable = executable.copy()
-    levels = _levels(n, req_j, req_i, _level_budget(n, len(req_j)))
+    levelled = levels(n, req_j, req_i, level_budget(n, len(req_j)))
     reach: _Reach
-    if levels is None:
-        graph_reach = _GraphReach(n, req_j, req_i)
+    if levelled is None:
+        graph_reach = GraphReach(n, req_j, req_i)
         if not graph_reach.graph.is_dag():
             runnable &= ~_on_cycle(n, req_j, req_i, np.ones(n, dtype=np.bool_))
         blocked = graph_reach.down(~runnable)
         reach = graph_reach
     else:
-        dag, unfreed = levels
+        dag, unfreed = levelled
         if unfreed.any():
             runnable &= ~_on_cycle(n, req_j, req_i, unfreed)
         # Candidates never freed by Kahn's algorithm are cycles and what lies below them;
         # the sweep adds what lies below a non-executable candidate.
         blocked = dag.down(~runnable) | unfreed
         reach = dag.restrict(~blocked)
-    return _Analysis(weights, costs, runnable, blocked, req_j, req_i, reach)
+    return Analysis(weights, costs, runnable, blocked, req_j, req_i, reach)
 
 
 def _pack_components(
@@ -759,7 +768,7 @@ def _check_lam(lam: float, costs: FloatArray) -> float:
     return lam_f
 
 
-def _scaled(an: _Analysis, lam: float) -> tuple[IntArray, int]:
+def scaled(an: Analysis, lam: float) -> tuple[IntArray, int]:
     profits = an.weights - lam * an.costs
     total = float(np.abs(profits).sum())
     exponent = MAX_DECIMALS
@@ -777,15 +786,15 @@ def scaled_profits(problem: SelectionProblem, lam: float) -> tuple[list[int], in
     ``p_i`` is represented by ``round(p_i · 10**k)``; differences below ``10**-k`` are ties.
     Exposed so that callers and tests can see the resolution a decision was made at.
     """
-    an = _analyse(problem)
-    profits, exponent = _scaled(an, _check_lam(lam, an.costs))
+    an = analyse(problem)
+    profits, exponent = scaled(an, _check_lam(lam, an.costs))
     return profits.tolist(), exponent
 
 
 # --------------------------------------------------------------------------- selectors
 
 
-def _selection(an: _Analysis, mask: BoolArray, lam: float, backend: str) -> Selection:
+def _selection(an: Analysis, mask: BoolArray, lam: float, backend: str) -> Selection:
     w = an.weights[mask]
     c = an.costs[mask]
     return Selection(
@@ -797,7 +806,7 @@ def _selection(an: _Analysis, mask: BoolArray, lam: float, backend: str) -> Sele
     )
 
 
-def _reduce(an: _Analysis, profits: IntArray) -> tuple[BoolArray, BoolArray, _Reach]:
+def exact_reductions(an: Analysis, profits: IntArray) -> tuple[BoolArray, BoolArray, _Reach]:
     """Exact reductions: what every smallest optimum contains, and what is left to decide.
 
     Let ``S`` be the smallest maximum closure. Three rules settle most candidates without
@@ -826,13 +835,13 @@ def _reduce(an: _Analysis, profits: IntArray) -> tuple[BoolArray, BoolArray, _Re
 
 
 def _mincut_masks(
-    an: _Analysis, lams: Sequence[float], backend: str, threshold: int
+    an: Analysis, lams: Sequence[float], backend: str, threshold: int
 ) -> Iterator[tuple[float, BoolArray, str]]:
     _check_backend(backend)
     checked = [_check_lam(lam, an.costs) for lam in lams]
     for lam in checked:
-        profits, _ = _scaled(an, lam)
-        mask, rest, within = _reduce(an, profits)
+        profits, _ = scaled(an, lam)
+        mask, rest, within = exact_reductions(an, profits)
         nodes = np.flatnonzero(rest)
         local = np.cumsum(rest) - 1  # position in nodes, for the candidates in rest
         inside = rest[within.tails] & rest[within.heads]
@@ -865,7 +874,7 @@ def select_mincut(
     ``backend="auto"`` solves each network below ``threshold`` nodes+arcs with igraph and
     larger ones with OR-tools; the answer does not depend on the backend.
     """
-    an = _analyse(problem)
+    an = analyse(problem)
     [(lam_f, mask, used)] = list(_mincut_masks(an, [lam], backend, threshold))
     return _selection(an, mask, lam_f, used)
 
@@ -883,7 +892,7 @@ def select_sweep(
     and are shared. The other reductions depend on λ through ``p``, so each λ sweeps them
     again and builds the network of what they leave, which is small next to the problem.
     """
-    an = _analyse(problem)
+    an = analyse(problem)
     return [
         _selection(an, mask, lam, used)
         for lam, mask, used in _mincut_masks(an, lams, backend, threshold)
@@ -900,9 +909,9 @@ def select_greedy(problem: SelectionProblem, lam: float) -> Selection:
     equivalent to "no ancestor-or-self is unrunnable or has ``p ≤ 0``", which is how it is
     computed (one reachability pass), so the result does not depend on the order chosen.
     """
-    an = _analyse(problem)
+    an = analyse(problem)
     lam_f = _check_lam(lam, an.costs)
-    profits, _ = _scaled(an, lam_f)
+    profits, _ = scaled(an, lam_f)
     blocked = an.blocked | an.reach.down(~an.blocked & (profits <= 0))
     return _selection(an, ~blocked, lam_f, "greedy")
 
@@ -913,6 +922,65 @@ def select_all(problem: SelectionProblem, lam: float) -> Selection:
     A candidate can run when it is executable, is not on a requirement cycle, and the same
     holds for everything it transitively requires. λ only enters the reported objective.
     """
-    an = _analyse(problem)
+    an = analyse(problem)
     lam_f = _check_lam(lam, an.costs)
     return _selection(an, ~an.blocked, lam_f, "all")
+
+
+# --------------------------------------------------------------------------- the repair's step
+
+
+@dataclass(frozen=True)
+class EventSelection:
+    """What one event selects: S by uid, and the figures of the run and of Repair-all."""
+
+    selected: tuple[str, ...]  # uids of S, in family (uid) order
+    result: Selection
+    repair_all: Selection
+
+
+def selection_problem(
+    family: CandidateFamily, weight: Callable[[Candidate], float] | None = None
+) -> tuple[SelectionProblem, list[str]]:
+    """The problem over D+ by position, and the uid of each position.
+
+    This is the one place where candidates (known by uid everywhere else) become array
+    positions. ``weight`` replaces the candidates' values: the BFCL bench weighs them by
+    what Repair-all published to bound every selection's recovery.
+    """
+    repairable = family.repairable
+    position = {c.uid: k for k, c in enumerate(repairable)}
+    requires = [
+        (position[j], position[i])
+        for j, i in family.requirement_edges
+        if j in position and i in position
+    ]
+    problem = SelectionProblem(
+        weights=[weight(c) if weight else c.value for c in repairable],
+        costs=[c.cost for c in repairable],
+        executable=[c.executable for c in repairable],
+        requires=requires,
+    )
+    return problem, [c.uid for c in repairable]
+
+
+def select(
+    family: CandidateFamily,
+    lam: float,
+    selector: Selector,
+    *,
+    backend: str = "auto",
+    threshold: int = _DEFAULT_THRESHOLD,
+) -> EventSelection:
+    """Select S from the family with the event's selector at its lambda."""
+    problem, uids = selection_problem(family)
+    if selector == "mincut":
+        result = select_mincut(problem, lam, backend=backend, threshold=threshold)
+    elif selector == "greedy":
+        result = select_greedy(problem, lam)
+    elif selector == "all":
+        result = select_all(problem, lam)
+    else:
+        result = Selection(tuple(False for _ in uids), 0.0, 0.0, 0.0, "none")
+    in_s = tuple(uid for uid, x in zip(uids, result.selected, strict=True) if x)
+    return EventSelection(in_s, result, select_all(problem, lam))

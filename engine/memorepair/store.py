@@ -36,6 +36,13 @@ SCHEMA_CONSTRAINTS = queries.named("store/schema_constraints")
 REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key")
 
 
+def _text(query: Query) -> str:
+    """A loaded query file's text; anything else is refused (queries are never strings)."""
+    if not isinstance(query, Query):
+        raise MemoRepairError(f"queries are loaded files (queries.named), not {type(query)}")
+    return query.text
+
+
 class Tx:
     """A transaction handed to transaction functions: runs named queries only."""
 
@@ -48,10 +55,16 @@ class Tx:
         self._after_commit.append(callback)
 
     def run(self, query: Query, **params: Any) -> list[Row]:
-        result = self._tx.run(query.text, query.params(params))
+        result = self._tx.run(_text(query), query.params(params))
         # keys()+values(), not data(): our queries return maps and scalars only, and data()'s
         # recursive conversion was a third of the client's time on large cascades.
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
+
+
+def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
+    """`values` in consecutive lists of at most `size` (the last may be shorter)."""
+    for start in range(0, len(values), size):
+        yield list(values[start : start + size])
 
 
 class Store:
@@ -60,6 +73,9 @@ class Store:
         self.driver = driver
         self.uri = uri
         self.database = settings.neo4j_database
+        #: Rows per statement and transaction for work that does not fit one (bounded
+        #: server memory per transaction; MEMOREPAIR_BATCH_SIZE).
+        self.batch_size = settings.batch_size
         self._schema_seen = False
 
     @classmethod
@@ -142,6 +158,10 @@ class Store:
     def read(self, query: Query, **params: Any) -> list[Row]:
         return self._execute(query, params, RoutingControl.READ)
 
+    def batched(self, values: Sequence[T]) -> Iterator[list[T]]:
+        """`values` in batches of the store's batch size."""
+        return batched(values, self.batch_size)
+
     def read_batches(
         self, query: Query, param: str, values: Sequence[Any], **fixed: Any
     ) -> Iterator[list[Row]]:
@@ -150,8 +170,7 @@ class Store:
         Two batches are read at once, so the caller decodes batch k while the server
         answers k+1 (each query runs on one server core).
         """
-        size = self.settings.batch_size
-        chunks = [list(values[start : start + size]) for start in range(0, len(values), size)]
+        chunks = list(self.batched(values))
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-read") as pool:
             pending: deque[Future[list[Row]]] = deque()
             for chunk in chunks:
@@ -181,18 +200,18 @@ class Store:
     def autocommit(self, query: Query, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
         with self._translated(), self.driver.session(database=self.database) as session:
-            session.run(query.text, query.params(params)).consume()
+            session.run(_text(query), query.params(params)).consume()
 
     def read_capped(self, query: Query, timeout_s: float, **params: Any) -> list[Row]:
         """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
         baselines); the server's timeout error surfaces as `DatabaseError`."""
         with self._translated(), self.driver.session(database=self.database) as session:
-            result = session.run(neo4j.Query(query.text, timeout=timeout_s), query.params(params))
+            result = session.run(neo4j.Query(_text(query), timeout=timeout_s), query.params(params))
             return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
 
     def explain(self, query: Query, params: Mapping[str, Any]) -> dict[str, Any]:
         """The planner's plan for a query file (tests check reach queries stay linear)."""
-        text = "EXPLAIN " + query.text
+        text = "EXPLAIN " + _text(query)
         with self._translated(), self.driver.session(database=self.database) as session:
             summary = session.run(text, query.params(params)).consume()
         return dict(summary.plan or {})
@@ -200,11 +219,12 @@ class Store:
     def _execute(
         self, query: Query, params: Mapping[str, Any], routing: RoutingControl
     ) -> list[Row]:
+        text = _text(query)
         if query.mode == "write" and routing is RoutingControl.READ:
             raise MemoRepairError(f"query {query.name} writes; it cannot be routed to readers")
         with self._translated():
             records, _, _ = self.driver.execute_query(
-                query.text,
+                text,
                 query.params(params),
                 database_=self.database,
                 routing_=routing,
@@ -266,7 +286,7 @@ class WriteBehind:
         self._prepare = prepare
         self._query = query
         self._fixed = fixed
-        self._size = batch_size or store.settings.batch_size
+        self._size = batch_size or store.batch_size
         self._in_flight = in_flight
         self._rows: list[Row] = []
         self._pool = ThreadPoolExecutor(max_workers=in_flight, thread_name_prefix="memorepair")

@@ -17,15 +17,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memorepair import events
 from memorepair.api import MemoryStore
+from memorepair.events import PAUSE_ENV
 from memorepair.model import ArtifactIn, Kind, Recipe
 from memorepair.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "engine" / "memorepair" / "sample"
 MEMORYREPAIR_BIN = Path(sys.executable).parent / "memorepair"
-PAUSE_ENV = "MEMOREPAIR_FAULT_PAUSE_AFTER"
-PHASES = ("withdrawn", "candidates", "selected", "staged", "validated", "published")
+#: Every phase a repair records after creating its event (each a kill point).
+PHASES = tuple(p for p in events.PHASES if p != "created")
 
 
 def cli_env(ns: str, **extra: str) -> dict[str, str]:

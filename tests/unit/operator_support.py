@@ -20,6 +20,17 @@ from memorepair.model import (
     Visibility,
 )
 from memorepair.operators.base import Origin, RepairContext, Support
+from memorepair.operators.builtin import build_registry
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.sample.tools import register_tools
+from memorepair.settings import OperatorConfig
+
+
+def registry(config: OperatorConfig | None = None) -> OperatorRegistry:
+    """The built-in registry (no entry-point plugins) with the sample's `currency` tool."""
+    built = build_registry(config or OperatorConfig(), plugins=False)
+    register_tools(built)
+    return built
 
 
 def sup(
@@ -75,7 +86,6 @@ def ctx(
     *,
     event: EventType = EventType.DELETE,
     interface: Interface | None = None,
-    options: Mapping[str, Any] | None = None,
 ) -> RepairContext:
     return RepairContext(
         event_type=event,
@@ -83,7 +93,6 @@ def ctx(
         support=tuple(support),
         invalidated=tuple(invalidated),
         interface=interface,
-        options=dict(options or {}),
     )
 
 

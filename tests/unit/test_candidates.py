@@ -7,7 +7,8 @@ import random
 import networkx as nx
 import pytest
 
-from memorepair.candidates import CascadeNode, _on_cycles, build_candidates
+from memorepair.candidates import CascadeNode, build_candidates
+from memorepair.graphs import on_cycles
 from memorepair.model import Arch, EventType, Kind, Mode, Recipe
 from memorepair.settings import DEFAULT_COSTS, DEFAULT_VALUES
 
@@ -50,7 +51,7 @@ def family(
         served or {},
         default_value=DEFAULT_VALUES.__getitem__,
         default_cost=DEFAULT_COSTS.__getitem__,
-        operator_available=lambda mode, n: available,
+        operator_for=lambda mode, n: f"op-{mode.value}" if available else None,
     )
 
 
@@ -82,7 +83,7 @@ def test_mode_map_per_kind_and_support() -> None:
     by = {c.uid: c for c in f.candidates}
     assert by["sum"].requires == ()  # the removed cache is dropped, not required
     assert by["chain"].requires == ("sum",)
-    assert (f.by_uid["sum"], f.by_uid["chain"]) in f.requirement_edges
+    assert ("sum", "chain") in f.requirement_edges
     assert by["cache"].reason == "replay recipe consumes a removed descendant"
     assert by["nn"].value == DEFAULT_VALUES["skill.neural"]
     assert f.root_vids == {"root": "ns/root@1"}
@@ -136,7 +137,7 @@ def test_cycle_detection_matches_networkx(seed: int) -> None:
     expected = {
         v for comp in nx.strongly_connected_components(graph) if len(comp) > 1 for v in comp
     }
-    assert _on_cycles(n, edges) == expected
+    assert on_cycles(list(range(n)), edges) == expected
 
 
 def test_mode_map_is_deterministic_whatever_the_input_order() -> None:

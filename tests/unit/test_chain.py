@@ -1,21 +1,21 @@
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import pytest
-from operator_support import HogBackend, SpinBackend, art, as_artifact, ctx, sup
+from operator_support import HogBackend, SpinBackend, art, as_artifact, ctx, registry, sup
 
 from memorepair.model import Arch, EventType, Kind
 from memorepair.operators.base import Successor
 from memorepair.operators.chain import ChainOperator, chain_from_calls, chain_json
 from memorepair.operators.common import OperatorError
-from memorepair.operators.demo_tools import CurrencyBackend, CurrencyBackendV2, currency_migration
-from memorepair.operators.registry import OperatorRegistry, load_registry
+from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import check_chain
+from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2, currency_migration
+from memorepair.settings import OperatorConfig
 
-REG = load_registry()
+REG = registry()
 OP = ChainOperator(REG)
 
 
@@ -117,29 +117,28 @@ def test_unknown_tool_fails_unless_allowed() -> None:
     c = ctx(SKILL, [C1], [])
     s = op.build(c)
     assert "no interface or back-end" in op.validate(c, s).reason
-    assert op.validate(ctx(SKILL, [C1], [], options={"chain_allow_unchecked": True}), s).ok
+    unchecked = ChainOperator(reg, OperatorConfig(chain_allow_unchecked=True))
+    assert unchecked.validate(c, s).ok
 
 
 def test_endless_step_is_killed_by_timeout() -> None:
     reg = OperatorRegistry()
     reg.register_backend(SpinBackend())
-    op = ChainOperator(reg)
+    op = ChainOperator(reg, OperatorConfig(chain_timeout_s=1.0))
     spin = call("s1", "spin", {}, tool="spin")
     skill = art("chain-spin", chain_from_calls([spin], "spin"), kind=Kind.SKILL, arch=Arch.CHAIN)
-    c = ctx(skill, [spin], [], options={"chain_timeout_s": 1.0})
-    start = time.monotonic()
+    c = ctx(skill, [spin], [])
     verdict = op.validate(c, op.build(c))
-    assert time.monotonic() - start < 5
     assert not verdict.ok and "timed out" in verdict.reason
 
 
 def test_memory_hog_is_stopped() -> None:
     reg = OperatorRegistry()
     reg.register_backend(HogBackend())
-    op = ChainOperator(reg)
+    op = ChainOperator(reg, OperatorConfig(chain_memory_mb=512))
     hog = call("h1", "hog", {}, tool="hog")
     skill = art("chain-hog", chain_from_calls([hog], "hog"), kind=Kind.SKILL, arch=Arch.CHAIN)
-    c = ctx(skill, [hog], [], options={"chain_memory_mb": 512})
+    c = ctx(skill, [hog], [])
     verdict = op.validate(c, op.build(c))
     assert not verdict.ok and "MemoryError" in verdict.reason
 
@@ -174,7 +173,7 @@ def test_step_references_run_on_backend() -> None:
             ],
         },
         "schema": {n: s.model_dump() for n, s in CurrencyBackendV2().schema().functions.items()},
-        "backend": {"module": "memorepair.operators.demo_tools", "attr": "CurrencyBackendV2"},
+        "backend": {"module": "memorepair.sample.tools", "attr": "CurrencyBackendV2"},
     }
     assert check_chain(job) == {"ok": True, "reason": "", "steps_run": 2}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memorepair.local_server import _read_from, recovery_percent
+from memorepair.local_server import read_from, recovery_percent
 
 # Lines as Neo4j 5.26 wrote them here, replaying its log after a SIGKILL mid-shutdown.
 RECOVERING = """\
@@ -29,18 +29,18 @@ def test_no_recovery_no_figure() -> None:
 
 def test_only_lines_after_the_start_count(tmp_path: Path) -> None:
     log = tmp_path / "debug.log"
-    assert _read_from(log, 0) == ""  # not written yet
+    assert read_from(log, 0) == ""  # not written yet
     log.write_text(RECOVERING, encoding="utf-8")  # a recovery of an earlier start
     offset = log.stat().st_size
-    assert recovery_percent(_read_from(log, offset)) is None
+    assert recovery_percent(read_from(log, offset)) is None
     with open(log, "a", encoding="utf-8") as file:
         file.write(
             "2026-12-03 12:00:00.000+0000 INFO  [o.n.k.r.Recovery] [neo4j/x]  30% completed\n"
         )
-    assert recovery_percent(_read_from(log, offset)) == 30
+    assert recovery_percent(read_from(log, offset)) == 30
 
 
 def test_a_rotated_log_is_read_from_its_start(tmp_path: Path) -> None:
     log = tmp_path / "debug.log"
     log.write_text("2026-12-03 12:00:00.000+0000 INFO  [o.n.k.r.Recovery] [n]  40% completed\n")
-    assert recovery_percent(_read_from(log, 10_000_000)) == 40
+    assert recovery_percent(read_from(log, 10_000_000)) == 40

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 from operator_support import art, as_artifact, ctx, sup
@@ -11,6 +10,7 @@ from memorepair.operators.base import RepairContext, Successor, Support
 from memorepair.operators.common import OperatorError
 from memorepair.operators.neural import NeuralSkill, train_neural_skill
 from memorepair.operators.param import ParamOperator
+from memorepair.settings import OperatorConfig
 
 OP = ParamOperator()
 
@@ -58,15 +58,13 @@ UNLABELLED = [sup("note-1", "user said hello")]
 SKILL = art("router", kind=Kind.SKILL, arch=Arch.NEURAL)
 
 
-def param_ctx(options: dict[str, float] | None = None) -> RepairContext:
+def param_ctx() -> RepairContext:
     invalidated = [as_artifact(r) for r in FORGET] + [SKILL]
-    return ctx(SKILL, RETAIN + UNLABELLED, invalidated, options=options)
+    return ctx(SKILL, RETAIN + UNLABELLED, invalidated)
 
 
-def test_training_is_fast_and_deterministic() -> None:
-    start = time.monotonic()
+def test_training_is_deterministic() -> None:
     a = train_neural_skill(RETAIN + FORGET)
-    assert time.monotonic() - start < 1.0
     assert a == train_neural_skill(RETAIN + FORGET)
     doc = json.loads(a)
     assert doc["classes"] == ["currency", "flights", "hotels", "visa", "weather"]
@@ -100,17 +98,18 @@ def test_lying_manifest_is_caught_by_behaviour() -> None:
     doc = json.loads(train_neural_skill(RETAIN + FORGET))
     doc["manifest"] = [r.uid for r in RETAIN]
     verdict = OP.validate(c, Successor(json.dumps(doc), tuple(doc["manifest"])))
-    assert not verdict.ok and "still predicts forgotten label(s) ['visa']" in verdict.reason
+    assert not verdict.ok and "still predicts 1 forgotten label ('visa')" in verdict.reason
 
 
 def test_confident_on_forgotten_items_fails() -> None:
-    c = param_ctx(options={"param_forget_max_confidence": 0.0})
+    c = param_ctx()
+    strict = ParamOperator(OperatorConfig(param_forget_max_confidence=0.0))
     doc = json.loads(train_neural_skill(RETAIN + FORGET))
     doc["manifest"] = [r.uid for r in RETAIN]
     # never argmax "visa" (bias pushed down), yet still gives it probability mass
     visa = doc["classes"].index("visa")
     doc["bias"][visa] -= 50.0
-    verdict = OP.validate(c, Successor(json.dumps(doc), tuple(doc["manifest"])))
+    verdict = strict.validate(c, Successor(json.dumps(doc), tuple(doc["manifest"])))
     assert not verdict.ok and "mean confidence" in verdict.reason
 
 

@@ -7,7 +7,7 @@ import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from operator_support import art, as_artifact, ctx, sup
+from operator_support import art, as_artifact, ctx, registry, sup
 
 from memorepair.model import Arch, Kind, Recipe
 from memorepair.operators.base import Support
@@ -15,7 +15,6 @@ from memorepair.operators.chain import chain_from_calls, parse_chain
 from memorepair.operators.executors import embed_text
 from memorepair.operators.recompute import RecomputeOperator
 from memorepair.operators.regen import RegenOperator
-from memorepair.operators.registry import load_registry
 
 TEXT = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=400)
 
@@ -61,7 +60,7 @@ def test_embedding_is_unit_or_zero(text: str, dim: int) -> None:
 @settings(max_examples=40, deadline=None)
 @given(supports(), st.sampled_from(["text.join", "embed.hash"]))
 def test_recompute_replays_consistently(support: list[Support], executor: str) -> None:
-    op = RecomputeOperator(load_registry())
+    op = RecomputeOperator(registry())
     artifact = art("c", kind=Kind.CACHE, recipe=Recipe(executor=executor))
     c = ctx(artifact, support)
     s = op.build(c)

@@ -50,7 +50,7 @@ def test_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
         "assert 'site' in memorepair.__file__, memorepair.__file__;"
         "names = q.all_names(); [q.load(n) for n in names];"
         "assert 'barrier/withdraw_cascade' in names;"
-        "assert ls._pom().is_file();"
+        "assert ls.pom_path().is_file();"
         "assert sample.path('memory.jsonl').is_file();"
         "print(len(names))"
     )

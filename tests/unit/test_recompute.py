@@ -4,17 +4,16 @@ import json
 import math
 
 import pytest
-from operator_support import art, ctx, sup
+from operator_support import art, ctx, registry, sup
 
 from memorepair.model import Artifact, EventType, Kind, Recipe
 from memorepair.operators.base import Successor
 from memorepair.operators.common import OperatorError
-from memorepair.operators.demo_tools import currency_migration
 from memorepair.operators.executors import embed_text
 from memorepair.operators.recompute import RecomputeOperator
-from memorepair.operators.registry import load_registry
+from memorepair.sample.tools import currency_migration
 
-REG = load_registry()
+REG = registry()
 OP = RecomputeOperator(REG)
 
 

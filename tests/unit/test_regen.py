@@ -12,8 +12,10 @@ from memorepair.operators.base import Successor
 from memorepair.operators.common import OperatorError
 from memorepair.operators.llm import LLMRegenOperator, build_messages
 from memorepair.operators.regen import RegenOperator, distill_prompt, summarize
+from memorepair.settings import LLMConfig, OperatorConfig
 
 OP = RegenOperator()
+LLM = LLMConfig(base_url="http://x", model="gpt-4o-mini", api_key=None, timeout_s=60.0)
 
 KEEP1 = sup("t1", "User prefers aisle seats on long flights. Mentioned twice.")
 KEEP2 = sup("t2", "Budget for Lisbon is 900 EUR per person.", version=2, origin="replacement")
@@ -65,7 +67,7 @@ def test_text_copied_from_invalidated_support_fails() -> None:
     ).reason
     assert reason  # fails already as not extractive from t1
     # the invalidated-text check on its own (the LLM path, which is not extractive)
-    llm = LLMRegenOperator({"llm_base_url": "http://x"}, transport=lambda *a: "")
+    llm = LLMRegenOperator(LLM, transport=lambda *a: "")
     verdict = llm.validate(summary_ctx(), Successor(line + "\n" + summarize([KEEP2]), ("t1", "t2")))
     assert not verdict.ok and "invalidated" in verdict.reason and "t3" in verdict.reason
 
@@ -78,9 +80,8 @@ def test_wrong_version_and_bad_form_fail() -> None:
     assert "support has v2" in validate_text(summarize([KEEP1]) + "\n- Budget [t2@v1]")
     assert "not '- text [uid@vN]'" in validate_text(summarize([KEEP1, KEEP2]) + "\nfree text")
     assert "empty" in validate_text("  ")
-    reason = OP.validate(
-        summary_ctx(options={"max_content_chars": 10}), OP.build(summary_ctx())
-    ).reason
+    small = RegenOperator(OperatorConfig(max_content_chars=10))
+    reason = small.validate(summary_ctx(), OP.build(summary_ctx())).reason
     assert "max_content_chars" in reason
 
 
@@ -144,7 +145,7 @@ def test_llm_prompt_building() -> None:
     assert "shellfish" not in json.dumps(messages)  # invalidated support never reaches the model
     calls: list[Any] = []
     op = LLMRegenOperator(
-        {"llm_base_url": "http://llm.local/v1/", "llm_model": "m", "llm_api_key": "k"},
+        LLMConfig(base_url="http://llm.local/v1/", model="m", api_key="k", timeout_s=60.0),
         transport=canned("- x [t1@v1]", calls),
     )
     op.build(c)
@@ -159,7 +160,7 @@ def test_llm_good_response_validates() -> None:
         "```\n- Prefers aisle seats on long flights. [t1@v1]\n\n"
         "- Lisbon budget: 900 EUR. [t2@v2]\n```"
     )
-    op = LLMRegenOperator({"llm_base_url": "http://x"}, transport=canned(answer, []))
+    op = LLMRegenOperator(LLM, transport=canned(answer, []))
     c = summary_ctx()
     s = op.build(c)
     assert s.inputs == ("t1", "t2")
@@ -179,21 +180,21 @@ def test_llm_good_response_validates() -> None:
     ],
 )
 def test_llm_bad_responses_fail(answer: str, fragment: str) -> None:
-    op = LLMRegenOperator({"llm_base_url": "http://x"}, transport=canned(answer, []))
+    op = LLMRegenOperator(LLM, transport=canned(answer, []))
     c = summary_ctx()
     verdict = op.validate(c, op.build(c))
     assert not verdict.ok and fragment in verdict.reason
 
 
 def test_llm_malformed_response_raises() -> None:
-    op = LLMRegenOperator({"llm_base_url": "http://x"}, transport=lambda *a: "{}")
+    op = LLMRegenOperator(LLM, transport=lambda *a: "{}")
     with pytest.raises(OperatorError, match="unexpected chat-completions response"):
         op.build(summary_ctx())
 
 
 def test_llm_prompt_skill_header_added() -> None:
     op = LLMRegenOperator(
-        {"llm_base_url": "http://x"},
+        LLM,
         transport=canned("- Quote fares in EUR. [p1@v1]\n- Ask travel dates first. [p2@v1]", []),
     )
     c = ctx(SKILL, PROMPT_ITEMS, [SKILL], event=EventType.DELETE)

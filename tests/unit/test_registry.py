@@ -5,13 +5,15 @@ from importlib.metadata import EntryPoint, EntryPoints
 from typing import Any
 
 import pytest
-from operator_support import art, sup
+from operator_support import art, registry, sup
 
 from memorepair.errors import ConfigError
 from memorepair.model import Arch, Kind, Mode, Recipe
 from memorepair.operators.base import Operator
-from memorepair.operators.demo_tools import CurrencyBackend, CurrencyBackendV2, currency_migration
-from memorepair.operators.registry import OperatorRegistry, load_registry
+from memorepair.operators.builtin import build_registry
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2, currency_migration
+from memorepair.settings import LLMConfig, OperatorConfig
 
 
 def name_of(op: Operator | None) -> str | None:
@@ -19,7 +21,7 @@ def name_of(op: Operator | None) -> str | None:
 
 
 def test_builtins_by_mode_and_artifact() -> None:
-    reg = load_registry()
+    reg = registry()
     cache = art("c", kind=Kind.CACHE, recipe=Recipe(executor="text.join"))
     assert name_of(reg.operator(Mode.RECOMPUTE, cache)) == "recompute"
     assert name_of(reg.operator(Mode.REGEN, art("s", kind=Kind.SUMMARY))) == "regen"
@@ -40,13 +42,14 @@ def test_builtins_by_mode_and_artifact() -> None:
 
 
 def test_llm_operator_only_when_configured() -> None:
-    reg = load_registry({"llm_base_url": "http://127.0.0.1:9/v1"})
+    llm = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", api_key=None, timeout_s=5.0)
+    reg = build_registry(OperatorConfig(llm=llm), plugins=False)
     summary = art("s", kind=Kind.SUMMARY)
     assert name_of(reg.operator(Mode.REGEN, summary)) == "llm"
 
 
 def test_backend_selection_by_interface_and_functions() -> None:
-    reg = load_registry()
+    reg = registry()
     assert isinstance(reg.backend("currency"), CurrencyBackend)
     assert isinstance(reg.backend("currency", None, ["convert_amount"]), CurrencyBackendV2)
     assert isinstance(reg.backend("currency", currency_migration()), CurrencyBackendV2)
@@ -67,7 +70,7 @@ def test_plugin_entry_points_load(monkeypatch: pytest.MonkeyPatch) -> None:
         EntryPoint("shout", "operator_support:upper_join", "memorepair.executors"),
     ]
     monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(eps))
-    reg = load_registry()
+    reg = build_registry(OperatorConfig())
     assert reg.backend("spin") is not None
     shout = reg.executor("shout")
     assert shout is not None and shout([sup("a", "x"), sup("b", "y")], {}, None) == "X Y"
@@ -88,7 +91,7 @@ def test_broken_plugin_is_named(
     eps = [EntryPoint("broken", value, group)]
     monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(eps))
     with pytest.raises(ConfigError) as err:
-        load_registry()
+        build_registry(OperatorConfig())
     message = str(err.value)
     assert "'broken'" in message and value in message and group in message
     assert fragment in message

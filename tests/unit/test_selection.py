@@ -488,13 +488,13 @@ def unreduced_mincut(
 def requirement_path(path: str) -> Iterator[None]:
     """Force the level-sweep analysis or the igraph fallback (as for a very deep graph)."""
     budget = {"levels": lambda n, m: 2**62, "igraph": lambda n, m: 0}[path]
-    with mock.patch.object(selection, "_level_budget", budget):
+    with mock.patch.object(selection, "level_budget", budget):
         yield
 
 
 def analysis_path(problem: SelectionProblem) -> str:
-    reach = selection._analyse(problem).reach
-    return "igraph" if isinstance(reach, selection._GraphReach) else "levels"
+    reach = selection.analyse(problem).reach
+    return "igraph" if isinstance(reach, selection.GraphReach) else "levels"
 
 
 PATHS = ("levels", "igraph")
@@ -567,9 +567,9 @@ def test_each_reduction_rule_is_exact_and_as_strong_as_stated(
     # ...and the implementation computes exactly those sets, on both paths.
     for path in PATHS:
         with requirement_path(path):
-            an = selection._analyse(problem)
-            profits, _ = selection._scaled(an, lam)
-            got_forced, rest, _ = selection._reduce(an, profits)
+            an = selection.analyse(problem)
+            profits, _ = selection.scaled(an, lam)
+            got_forced, rest, _ = selection.exact_reductions(an, profits)
             assert (an.blocked == blocked).all(), path
             assert (an.runnable == run).all(), path
             assert (got_forced == forced).all(), path
@@ -637,7 +637,7 @@ def test_a_long_chain_takes_the_igraph_fallback_and_agrees_with_level_sweeps() -
 def test_reduced_mincut_matches_the_unreduced_network_on_a_cascade() -> None:
     problem = cascade_problem(20_000, seed=5)
     for lam in (0.5, 1.0, 2.0):
-        tails, heads, caps, n_nodes, s, t, nodes = selection_bench._network(problem, lam)
+        tails, heads, caps, n_nodes, s, t, nodes = selection_bench.network(problem, lam)
         whole = np.zeros(len(problem.weights), dtype=bool)
         whole[nodes] = np.asarray(BACKENDS["ortools"](tails, heads, caps, n_nodes, s, t))[
             : len(nodes)
@@ -705,7 +705,7 @@ def test_levels_are_longest_path_depths_and_hold_every_freed_arc(
     j_arr = np.asarray([j for j, _ in requires], dtype=np.int64)
     i_arr = np.asarray([i for _, i in requires], dtype=np.int64)
     # A finite budget turns a frontier that never empties into a failure, not a hang.
-    levels = selection._levels(n, j_arr, i_arr, budget=n + 1)
+    levels = selection.levels(n, j_arr, i_arr, budget=n + 1)
     assert levels is not None
     dag, got_unfreed = levels
     assert (got_unfreed == unfreed).all()

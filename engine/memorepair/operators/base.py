@@ -11,7 +11,8 @@ add its own without touching the engine:
 
 Operators only ever see ``RepairContext``: the usable support (retained artifacts,
 replacements X_delta, staged successors of required predecessors) and, separately, the
-invalidated support they must not draw on. They never see the database.
+invalidated support they must not draw on. They never see the database. Their limits
+come from `OperatorConfig`, handed to them when the registry is built, never per call.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ class RepairContext:
     support: tuple[Support, ...]
     invalidated: tuple[Artifact, ...]
     interface: Interface | None = None
-    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,16 @@ class Executor(Protocol):
     def __call__(
         self, support: Sequence[Support], args: Mapping[str, Any], interface: Interface | None
     ) -> str: ...
+
+
+class Tools(Protocol):
+    """Where operators find replay executors and tool back-ends (the registry)."""
+
+    def executor(self, name: str) -> Executor | None: ...
+
+    def backend(
+        self, name: str, interface: Interface | None = None, functions: Sequence[str] = ()
+    ) -> ToolBackend | None: ...
 
 
 class ToolBackend(Protocol):

@@ -15,15 +15,16 @@ interface and, when one is registered, the tool's back-end.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memorepair.codec import canonical_json
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, EventType, Interface, Kind, Mode
+from memorepair.settings import OperatorConfig
 
-from .base import RepairContext, Successor, Support, Validation
+from .base import RepairContext, Successor, Support, Tools, Validation
 from .common import (
     OperatorError,
-    canonical_json,
-    option,
     parse_json,
     rename_call,
     schema_dict,
@@ -31,14 +32,7 @@ from .common import (
 )
 from .sandbox import import_root, run_chain
 
-if TYPE_CHECKING:
-    from .registry import OperatorRegistry
-
 Step = dict[str, Any]
-
-DEFAULT_TIMEOUT_S = 5.0
-DEFAULT_MEMORY_MB = 1024
-DEFAULT_MAX_STEPS = 100
 
 
 def recorded_call(meta: Any, tool: str) -> Step | None:
@@ -108,8 +102,9 @@ class ChainOperator:
     name = "chain"
     mode = Mode.REGEN
 
-    def __init__(self, registry: OperatorRegistry) -> None:
-        self._registry = registry
+    def __init__(self, tools: Tools, config: OperatorConfig | None = None) -> None:
+        self._tools = tools
+        self._config = config or OperatorConfig()
 
     def accepts(self, artifact: Artifact) -> bool:
         return artifact.kind is Kind.SKILL and artifact.arch is Arch.CHAIN
@@ -151,7 +146,7 @@ class ChainOperator:
         """The interface to check against and the back-end to run on (either may be None)."""
         interface = _migrating(ctx, tool)
         functions = [s["function"] for s in steps]
-        backend = self._registry.backend(tool, interface, () if interface else functions)
+        backend = self._tools.backend(tool, interface, () if interface else functions)
         if interface is None and backend is not None:
             interface = backend.schema()
         return interface, backend
@@ -168,7 +163,7 @@ class ChainOperator:
             return Validation(False, "schema: chain has no steps")
         stray = unknown_inputs(ctx, successor.inputs)
         if stray:
-            return Validation(False, f"support: inputs {stray} are not usable support")
+            return Validation(False, f"support: {some(stray, 'input')} not usable support")
         allowed, tainted = self._allowed_steps(ctx, tool)
         for i, step in enumerate(steps):
             key = canonical_json(step)
@@ -183,14 +178,14 @@ class ChainOperator:
             )
         interface, backend = self._schema(ctx, tool, steps)
         if interface is None:
-            if option(ctx, "chain_allow_unchecked", False):
+            if self._config.chain_allow_unchecked:
                 return Validation(True)
             return Validation(False, f"sandbox: no interface or back-end for tool {tool!r}")
         job = {
             "chain": {"tool": tool, "steps": steps},
             "schema": schema_dict(interface),
             "backend": None,
-            "max_steps": int(option(ctx, "chain_max_steps", DEFAULT_MAX_STEPS)),
+            "max_steps": self._config.chain_max_steps,
         }
         extra_path: list[str] = []
         if backend is not None:
@@ -200,8 +195,8 @@ class ChainOperator:
             extra_path = [root] if root else []
         verdict = run_chain(
             job,
-            timeout_s=float(option(ctx, "chain_timeout_s", DEFAULT_TIMEOUT_S)),
-            memory_mb=int(option(ctx, "chain_memory_mb", DEFAULT_MEMORY_MB)),
+            timeout_s=self._config.chain_timeout_s,
+            memory_mb=self._config.chain_memory_mb,
             extra_path=extra_path,
         )
         if not verdict.get("ok"):

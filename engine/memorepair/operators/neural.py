@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memorepair.codec import canonical_json
+
 from .base import Support
-from .common import OperatorError, canonical_json, hashed_counts, parse_json
+from .common import OperatorError, hashed_counts, parse_json
 
 FORMAT = "memorepair.neural/softmax-1"
 DEFAULT_DIM = 256

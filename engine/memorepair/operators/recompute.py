@@ -8,16 +8,14 @@ consistent successor cannot draw on invalidated support.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memorepair.errors import some
 from memorepair.model import Artifact, EventType, Interface, Mode, Recipe
 
-from .base import Executor, RepairContext, Successor, Support, Validation
+from .base import Executor, RepairContext, Successor, Support, Tools, Validation
 from .common import OperatorError, rename_call, schema_dict, unknown_inputs
 from .sandbox import check_call
-
-if TYPE_CHECKING:
-    from .registry import OperatorRegistry
 
 
 def migrate_recipe(recipe: Recipe, interface: Interface | None) -> Recipe:
@@ -56,17 +54,17 @@ class RecomputeOperator:
     name = "recompute"
     mode = Mode.RECOMPUTE
 
-    def __init__(self, registry: OperatorRegistry) -> None:
-        self._registry = registry
+    def __init__(self, tools: Tools) -> None:
+        self._tools = tools
 
     def accepts(self, artifact: Artifact) -> bool:
         return (
             artifact.recipe is not None
-            and self._registry.executor(artifact.recipe.executor) is not None
+            and self._tools.executor(artifact.recipe.executor) is not None
         )
 
     def _executor(self, recipe: Recipe) -> Executor:
-        executor = self._registry.executor(recipe.executor)
+        executor = self._tools.executor(recipe.executor)
         if executor is None:
             raise OperatorError(f"no executor {recipe.executor!r} is registered")
         return executor
@@ -88,7 +86,7 @@ class RecomputeOperator:
             if missing:
                 raise OperatorError(
                     f"{artifact.uid}: {recipe.executor} addresses inputs by position and "
-                    f"input(s) {missing} are gone; a replay would read the wrong item"
+                    f"{some(missing, 'input')} gone; a replay would read the wrong item"
                 )
         content = executor(ctx.support, recipe.args, ctx.interface)
         return Successor(content=content, inputs=tuple(present), recipe=recipe)
@@ -97,13 +95,13 @@ class RecomputeOperator:
         recipe = successor.recipe or ctx.artifact.recipe
         if recipe is None:
             return Validation(False, "no recipe to replay")
-        executor = self._registry.executor(recipe.executor)
+        executor = self._tools.executor(recipe.executor)
         if executor is None:
             return Validation(False, f"executor {recipe.executor!r} is not registered")
         stray = unknown_inputs(ctx, successor.inputs)
         if stray:
             return Validation(
-                False, f"inputs {stray} are not retained support (invalidated or unknown)"
+                False, f"{some(stray, 'input')} not retained support (invalidated or unknown)"
             )
         if ctx.event_type is EventType.MIGRATE:
             problem = recipe_interface_problem(recipe, ctx.interface)

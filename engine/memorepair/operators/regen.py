@@ -12,27 +12,25 @@ repaired artifact differs from its predecessor only where the support differs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
+from memorepair.settings import OperatorConfig
 
 from .base import RepairContext, Successor, Support, Validation
 from .common import (
     CITATION,
     OperatorError,
+    Taint,
     citation,
     first_sentence,
     normalise_ws,
-    option,
     unknown_inputs,
-    words,
 )
 
 SENTENCE_LIMIT = 200
-DEFAULT_MAX_CONTENT_CHARS = 20000
-#: Phrase length (words) for the "no text from invalidated support" check.
-SHINGLE = 4
 
 
 def summary_line(item: Support) -> str:
@@ -90,43 +88,6 @@ def parse_cited_line(line: str) -> CitedLine | None:
     return CitedLine(text.strip(), match["uid"], int(match["version"]))
 
 
-def _ngrams(ws: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)}
-
-
-class _PhraseIndex:
-    """Word n-grams of a set of texts, per n, computed on demand."""
-
-    def __init__(self, texts: Iterable[tuple[str, str]]) -> None:
-        self._words = [(key, words(text)) for key, text in texts]
-        self._by_n: dict[int, list[tuple[str, set[tuple[str, ...]]]]] = {}
-
-    def holders(self, gram: tuple[str, ...]) -> list[str]:
-        n = len(gram)
-        if n not in self._by_n:
-            self._by_n[n] = [(key, _ngrams(ws, n)) for key, ws in self._words]
-        return [key for key, grams in self._by_n[n] if gram in grams]
-
-
-class _Taint:
-    """Finds phrases of a line that occur in invalidated content but in no support item."""
-
-    def __init__(self, ctx: RepairContext) -> None:
-        self._bad = _PhraseIndex((a.uid, a.content) for a in ctx.invalidated)
-        self._good = _PhraseIndex((s.uid, s.content) for s in ctx.support)
-        self._active = bool(ctx.invalidated)
-
-    def phrase(self, text: str) -> str | None:
-        ws = words(text)
-        if not ws or not self._active:
-            return None
-        for gram in sorted(_ngrams(ws, min(SHINGLE, len(ws)))):
-            holders = self._bad.holders(gram)
-            if holders and not self._good.holders(gram):
-                return f"{' '.join(gram)!r} (from invalidated {holders[0]!r})"
-        return None
-
-
 def check_cited_text(
     ctx: RepairContext,
     successor: Successor,
@@ -134,58 +95,75 @@ def check_cited_text(
     header: str | None,
     must_cite: Sequence[Support],
     extractive: bool,
+    limit: int,
 ) -> Validation:
     """Schema, support and regression checks shared by extractive and LLM regen."""
-    content = successor.content
-    limit = int(option(ctx, "max_content_chars", DEFAULT_MAX_CONTENT_CHARS))
-    if not content.strip():
-        return Validation(False, "schema: successor is empty")
-    if len(content) > limit:
-        return Validation(False, f"schema: {len(content)} characters > max_content_chars {limit}")
-    stray = unknown_inputs(ctx, successor.inputs)
-    if stray:
-        return Validation(False, f"support: inputs {stray} are not usable support")
-    lines = content.split("\n")
-    if header is not None:
-        if lines[0] != header:
-            return Validation(False, f"schema: first line should be {header!r}, got {lines[0]!r}")
-        lines = lines[1:]
+    problem = _shape_problem(ctx, successor, header, limit)
+    if problem:
+        return Validation(False, problem)
+    lines = successor.content.split("\n")
+    first = 1 if header is None else 2
     by_uid = {s.uid: s for s in ctx.support}
-    taint = _Taint(ctx)
+    taint = Taint(ctx)
     cited: set[str] = set()
-    for number, line in enumerate(lines, start=2 if header is not None else 1):
+    for number, line in enumerate(lines[first - 1 :], start=first):
         parsed = parse_cited_line(line)
         if parsed is None:
             return Validation(False, f"schema: line {number} is not '- text [uid@vN]': {line!r}")
-        item = by_uid.get(parsed.uid)
-        if item is None:
-            return Validation(
-                False, f"support: line {number} cites {parsed.uid!r}, which is not usable support"
-            )
-        if item.version != parsed.version:
-            return Validation(
-                False,
-                f"support: line {number} cites {parsed.uid}@v{parsed.version}, "
-                f"support has v{item.version}",
-            )
-        grounded = parsed.text == instruction_of(item) or parsed.text in normalise_ws(item.content)
-        if extractive and not grounded:
-            return Validation(
-                False, f"support: line {number} text does not come from {parsed.uid!r}"
-            )
-        # A grounded line is a verbatim part of its support item and draws on nothing else
-        # (word n-grams would misjudge a sentence cut mid-word at the length limit).
-        phrase = None if grounded else taint.phrase(parsed.text)
-        if phrase:
-            return Validation(False, f"support: line {number} draws on invalidated text {phrase}")
+        problem = _line_problem(number, parsed, by_uid.get(parsed.uid), taint, extractive)
+        if problem:
+            return Validation(False, problem)
         cited.add(parsed.uid)
     unlisted = sorted(cited - set(successor.inputs))
     if unlisted:
-        return Validation(False, f"provenance: cites {unlisted} but does not list them as inputs")
+        return Validation(
+            False, f"provenance: cites {some(unlisted, 'uid')} but does not list them as inputs"
+        )
     dropped = [s.uid for s in must_cite if s.uid not in cited]
     if dropped:
-        return Validation(False, f"regression: retained support {dropped} is no longer cited")
+        return Validation(
+            False, f"regression: retained support {some(dropped, 'item')} is no longer cited"
+        )
     return Validation(True)
+
+
+def _shape_problem(
+    ctx: RepairContext, successor: Successor, header: str | None, limit: int
+) -> str | None:
+    content = successor.content
+    if not content.strip():
+        return "schema: successor is empty"
+    if len(content) > limit:
+        return f"schema: {len(content)} characters > max_content_chars {limit}"
+    stray = unknown_inputs(ctx, successor.inputs)
+    if stray:
+        return f"support: {some(stray, 'input')} not usable support"
+    first = content.split("\n", 1)[0]
+    if header is not None and first != header:
+        return f"schema: first line should be {header!r}, got {first!r}"
+    return None
+
+
+def _line_problem(
+    number: int, parsed: CitedLine, item: Support | None, taint: Taint, extractive: bool
+) -> str | None:
+    """Why one cited line may not stand (None: it may)."""
+    if item is None:
+        return f"support: line {number} cites {parsed.uid!r}, which is not usable support"
+    if item.version != parsed.version:
+        return (
+            f"support: line {number} cites {parsed.uid}@v{parsed.version}, "
+            f"support has v{item.version}"
+        )
+    grounded = parsed.text == instruction_of(item) or parsed.text in normalise_ws(item.content)
+    if extractive and not grounded:
+        return f"support: line {number} text does not come from {parsed.uid!r}"
+    # A grounded line is a verbatim part of its support item and draws on nothing else
+    # (word n-grams would misjudge a sentence cut mid-word at the length limit).
+    phrase = None if grounded else taint.phrase(parsed.text)
+    if phrase:
+        return f"support: line {number} draws on invalidated text {phrase}"
+    return None
 
 
 class RegenOperator:
@@ -193,6 +171,9 @@ class RegenOperator:
 
     name = "regen"
     mode = Mode.REGEN
+
+    def __init__(self, config: OperatorConfig | None = None) -> None:
+        self._limit = (config or OperatorConfig()).max_content_chars
 
     def accepts(self, artifact: Artifact) -> bool:
         return artifact.kind is Kind.SUMMARY or is_prompt_skill(artifact)
@@ -216,5 +197,8 @@ class RegenOperator:
                 header=prompt_header(skill_title(ctx.artifact)),
                 must_cite=[s for s in ctx.support if instruction_of(s)],
                 extractive=True,
+                limit=self._limit,
             )
-        return check_cited_text(ctx, successor, header=None, must_cite=ctx.support, extractive=True)
+        return check_cited_text(
+            ctx, successor, header=None, must_cite=ctx.support, extractive=True, limit=self._limit
+        )

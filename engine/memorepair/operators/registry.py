@@ -1,4 +1,7 @@
-"""The operator registry: built-ins registered in code, third-party plugins by entry point.
+"""The operator registry: it receives operators, executors and back-ends, never imports them.
+
+The built-ins are assembled by `operators.builtin.build_registry` (which imports them and
+this module, never the other way round); third-party plugins come by entry point:
 
 Entry-point groups (each entry point loads an object, a class, or a zero-argument factory):
 
@@ -15,7 +18,7 @@ the entry point, at start, before any repair work.
 from __future__ import annotations
 
 import importlib.metadata
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from memorepair.errors import ConfigError
@@ -27,8 +30,7 @@ GROUPS = ("memorepair.operators", "memorepair.executors", "memorepair.backends")
 
 
 class OperatorRegistry:
-    def __init__(self, options: Mapping[str, Any] | None = None) -> None:
-        self.options: Mapping[str, Any] = dict(options or {})
+    def __init__(self) -> None:
         self._operators: list[Operator] = []
         self._executors: dict[str, Executor] = {}
         self._backends: dict[str, list[ToolBackend]] = {}
@@ -39,6 +41,11 @@ class OperatorRegistry:
         """Add an operator; ``first=True`` puts it before those already registered."""
         if not isinstance(operator, Operator):
             raise ConfigError(f"{operator!r} is not an operator (needs name, mode, accepts, ...)")
+        if self.named(operator.name) is not None:
+            raise ConfigError(
+                f"an operator named {operator.name!r} is already registered; operator names "
+                "are unique (candidates record the name of the operator that will repair them)"
+            )
         if first:
             self._operators.insert(0, operator)
         else:
@@ -70,6 +77,10 @@ class OperatorRegistry:
             if op.mode is mode and op.accepts(artifact):
                 return op
         return None
+
+    def named(self, name: str) -> Operator | None:
+        """The operator registered under ``name`` (what a candidate recorded)."""
+        return next((op for op in self._operators if op.name == name), None)
 
     def executor(self, name: str) -> Executor | None:
         return self._executors.get(name)
@@ -110,7 +121,7 @@ def _is_backend(obj: Any) -> bool:
     return not isinstance(obj, type) and all(hasattr(obj, a) for a in ("name", "schema", "call"))
 
 
-def _load_plugins(registry: OperatorRegistry) -> list[Operator]:
+def load_plugins(registry: OperatorRegistry) -> list[Operator]:
     """Register plugin executors and back-ends; return plugin operators (placed by caller)."""
     operators: list[Operator] = []
     for group in GROUPS:
@@ -140,33 +151,3 @@ def _load_plugins(registry: OperatorRegistry) -> list[Operator]:
                     f"failed to load: {exc}"
                 ) from exc
     return operators
-
-
-def load_registry(options: Mapping[str, Any] | None = None) -> OperatorRegistry:
-    """Built-ins plus entry-point plugins. Plugin operators come first, then the optional
-    LLM regen (only when ``options["llm_base_url"]`` is set), then the built-ins."""
-    from .chain import ChainOperator
-    from .demo_tools import CurrencyBackend, CurrencyBackendV2
-    from .executors import builtin_executors
-    from .llm import LLMRegenOperator
-    from .param import ParamOperator
-    from .recompute import RecomputeOperator
-    from .regen import RegenOperator
-
-    registry = OperatorRegistry(options)
-    for name, executor in builtin_executors(registry.backend).items():
-        registry.register_executor(name, executor)
-    registry.register_backend(CurrencyBackend())
-    registry.register_backend(CurrencyBackendV2())
-    operators = _load_plugins(registry)
-    if registry.options.get("llm_base_url"):
-        operators.append(LLMRegenOperator(registry.options))
-    operators += [
-        RecomputeOperator(registry),
-        RegenOperator(),
-        ChainOperator(registry),
-        ParamOperator(),
-    ]
-    for op in operators:
-        registry.register_operator(op)
-    return registry

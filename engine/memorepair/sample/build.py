@@ -17,10 +17,10 @@ from typing import Any
 from memorepair.model import ArtifactIn, Recipe
 from memorepair.operators.base import Support
 from memorepair.operators.chain import chain_from_calls
-from memorepair.operators.demo_tools import CurrencyBackend, currency_migration
 from memorepair.operators.executors import builtin_executors
 from memorepair.operators.neural import train_neural_skill
 from memorepair.operators.regen import distill_prompt, summarize
+from memorepair.sample.tools import CurrencyBackend, currency_migration
 
 TURNS: list[tuple[str, str, str]] = [
     (
@@ -84,48 +84,23 @@ def _call_recipe(function: str, params: Sequence[str]) -> Recipe:
     )
 
 
-def build() -> list[ArtifactIn]:
-    by: dict[str, ArtifactIn] = {}
+class _Memory:
+    """The sample memory as it is built, in input-first order (uids are unique)."""
 
-    def add(**fields: Any) -> ArtifactIn:
+    def __init__(self) -> None:
+        self.by: dict[str, ArtifactIn] = {}
+
+    def add(self, **fields: Any) -> ArtifactIn:
         artifact = ArtifactIn.model_validate(fields)
-        by[artifact.uid] = artifact
+        self.by[artifact.uid] = artifact
         return artifact
 
-    schema = CurrencyBackend().schema().model_dump(mode="json")
-    add(
-        uid="iface-currency",
-        kind="record",
-        content=json.dumps(schema, sort_keys=True),
-        meta={"tool": "currency", "interface": schema},
-    )
-    for uid, text, label in TURNS:
-        add(uid=uid, kind="record", content=text, meta={"label": label, "speaker": "user"})
-    for uid, turn, function, args in CALLS:
-        call = {"function": function, "args": args}
-        add(
-            uid=uid,
-            kind="record",
-            content=json.dumps(call, sort_keys=True),
-            meta={"tool": "currency", "call": call},
-            inputs=[turn],
-        )
-    tool_call = builtin_executors(lambda name, iface, fns: CurrencyBackend())["tool.call"]
-    for uid, _, function, args in CALLS:
-        cache_uid = "cache-" + uid.split("-")[1]
-        recipe = _call_recipe(function, list(args))
-        output = tool_call([_support(by[uid]), _support(by["iface-currency"])], recipe.args, None)
-        add(
-            uid=cache_uid,
-            kind="cache",
-            content=output,
-            recipe=recipe,
-            inputs=[uid, "iface-currency"],
-            meta={"tool": "currency", "about": f"result of {uid}"},
-        )
+    def support(self, uids: Sequence[str]) -> list[Support]:
+        return [_support(self.by[u]) for u in uids]
 
-    def derived(uid: str, kind: str, inputs: list[str], **extra: Any) -> None:
-        support = [_support(by[i]) for i in inputs]
+    def derived(self, uid: str, kind: str, inputs: list[str], **extra: Any) -> None:
+        """A summary or skill built by the same functions its repairs use."""
+        support = self.support(inputs)
         if kind == "summary":
             content = summarize(support)
         elif extra.get("arch") == "prompt":
@@ -134,37 +109,87 @@ def build() -> list[ArtifactIn]:
             content = chain_from_calls(support, "currency")
         else:
             content = train_neural_skill(support)
-        add(uid=uid, kind=kind, content=content, inputs=inputs, **extra)
+        self.add(uid=uid, kind=kind, content=content, inputs=inputs, **extra)
 
-    derived("sum-zurich", "summary", ["turn-01", "turn-02", "turn-03", "cache-01", "cache-02"])
-    derived("sum-tokyo", "summary", ["turn-07", "cache-04"])
-    derived("sum-profile", "summary", ["turn-02", "turn-05", "turn-06"])
-    derived("sum-expenses", "summary", ["cache-03", "cache-05", "cache-06"])
-    derived("sum-ana", "summary", ["sum-zurich", "sum-tokyo", "sum-profile", "sum-expenses"])
-    derived(
+
+def build() -> list[ArtifactIn]:
+    memory = _Memory()
+    _records(memory)
+    _caches(memory)
+    _derived(memory)
+    embed = builtin_executors(lambda name, iface, fns: None)["embed.hash"]
+    memory.add(
+        uid="emb-zurich",
+        kind="cache",
+        recipe=Recipe(executor="embed.hash", args={"dim": 16}),
+        content=embed(memory.support(["sum-zurich"]), {"dim": 16}, None),
+        inputs=["sum-zurich"],
+    )
+    return list(memory.by.values())
+
+
+def _records(memory: _Memory) -> None:
+    """The tool's interface, the user's turns and the tool calls they led to."""
+    schema = CurrencyBackend().schema().model_dump(mode="json")
+    memory.add(
+        uid="iface-currency",
+        kind="record",
+        content=json.dumps(schema, sort_keys=True),
+        meta={"tool": "currency", "interface": schema},
+    )
+    for uid, text, label in TURNS:
+        memory.add(uid=uid, kind="record", content=text, meta={"label": label, "speaker": "user"})
+    for uid, turn, function, args in CALLS:
+        call = {"function": function, "args": args}
+        memory.add(
+            uid=uid,
+            kind="record",
+            content=json.dumps(call, sort_keys=True),
+            meta={"tool": "currency", "call": call},
+            inputs=[turn],
+        )
+
+
+def _caches(memory: _Memory) -> None:
+    """One cached result per tool call, replayable through `tool.call`."""
+    tool_call = builtin_executors(lambda name, iface, fns: CurrencyBackend())["tool.call"]
+    for uid, _, function, args in CALLS:
+        recipe = _call_recipe(function, list(args))
+        inputs = [uid, "iface-currency"]
+        memory.add(
+            uid="cache-" + uid.split("-")[1],
+            kind="cache",
+            content=tool_call(memory.support(inputs), recipe.args, None),
+            recipe=recipe,
+            inputs=inputs,
+            meta={"tool": "currency", "about": f"result of {uid}"},
+        )
+
+
+def _derived(memory: _Memory) -> None:
+    """Summaries over turns and caches, and one skill of each architecture."""
+    memory.derived(
+        "sum-zurich", "summary", ["turn-01", "turn-02", "turn-03", "cache-01", "cache-02"]
+    )
+    memory.derived("sum-tokyo", "summary", ["turn-07", "cache-04"])
+    memory.derived("sum-profile", "summary", ["turn-02", "turn-05", "turn-06"])
+    memory.derived("sum-expenses", "summary", ["cache-03", "cache-05", "cache-06"])
+    memory.derived("sum-ana", "summary", ["sum-zurich", "sum-tokyo", "sum-profile", "sum-expenses"])
+    memory.derived(
         "skill-pricing",
         "skill",
         ["turn-02", "turn-05", "sum-profile"],
         arch="prompt",
         title="Quote prices the way Ana likes",
     )
-    derived(
+    memory.derived(
         "skill-convert-format",
         "skill",
         ["call-01", "call-05", "iface-currency"],
         arch="chain",
         meta={"tool": "currency"},
     )
-    derived("skill-router", "skill", [t[0] for t in TURNS], arch="neural")
-    embed = builtin_executors(lambda name, iface, fns: None)["embed.hash"]
-    add(
-        uid="emb-zurich",
-        kind="cache",
-        recipe=Recipe(executor="embed.hash", args={"dim": 16}),
-        content=embed([_support(by["sum-zurich"])], {"dim": 16}, None),
-        inputs=["sum-zurich"],
-    )
-    return list(by.values())
+    memory.derived("skill-router", "skill", [t[0] for t in TURNS], arch="neural")
 
 
 RELATED = [("sum-zurich", "sum-tokyo"), ("turn-06", "sum-profile"), ("sum-ana", "skill-pricing")]

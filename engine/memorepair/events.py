@@ -1,0 +1,318 @@
+"""The lifecycle of one repair event: its node, its phases, resumption and its report.
+
+    created -> withdrawn -> candidates -> selected -> staged -> validated -> published
+    (-> erased, for an event that erases: it completes only once no copy is left)
+
+This module alone writes an event's phase. A step that commits its effect in one
+transaction (the barrier, the selection record, publication) is handed `Event.commit`,
+which records the phase inside that transaction, so a crash never leaves the recorded
+phase ahead of the graph or behind it; steps whose re-run is harmless (staging reuses
+what a crashed run staged, verdicts are keyed by version) are followed by
+`Event.complete`. A re-run of the same event id (or `memorepair resume`) finds the node
+and skips every step its phase says is done.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memorepair import queries
+from memorepair.codec import canonical_json
+from memorepair.errors import EventStateError, InputError
+from memorepair.interchange import parse_event
+from memorepair.model import RepairEventSpec, event_key
+from memorepair.store import Store, Tx
+
+CREATE_EVENT = queries.named("events/create_event")
+GET_EVENT = queries.named("events/get_event")
+OPEN_EVENTS = queries.named("events/open_events")
+RETRIES = queries.named("events/retries")
+SET_PHASE = queries.named("events/set_phase")
+EVENT_SETS = queries.named("audit/event_sets")
+EVENT_SELECTED = queries.named("audit/event_selected")
+
+PHASES = (
+    "created",
+    "withdrawn",
+    "candidates",
+    "selected",
+    "staged",
+    "validated",
+    "published",
+    "erased",  # erasing events only (delete, correct with erase): completes them
+)
+
+#: Fault injection for the crash tests: after this phase (or inner point: "recording",
+#: "staging", "publishing") commits, the process marks a file and waits to be killed.
+#: Never set it in production.
+PAUSE_ENV = "MEMOREPAIR_FAULT_PAUSE_AFTER"
+
+#: Records one phase (and figures) inside the transaction that makes it true.
+PhaseCommit = Callable[[Tx, Mapping[str, Any]], None]
+
+
+@dataclass
+class RepairReport:
+    event: str
+    type: str
+    status: str
+    selector: str
+    lam: float
+    withdrawn: int
+    candidates: int
+    executable: int
+    selected: list[str]
+    outcomes: dict[str, list[str]]
+    objective: float
+    repair_value: float
+    cost: float
+    repair_all_value: float
+    repair_all_cost: float
+    backend: str
+    seconds: dict[str, float] = field(default_factory=dict)
+    details: dict[str, str] = field(default_factory=dict)
+    resumed_from: str | None = None
+
+    @property
+    def published(self) -> list[str]:
+        return self.outcomes.get("published", [])
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "event": self.event,
+            "type": self.type,
+            "status": self.status,
+            "selector": self.selector,
+            "lambda": self.lam,
+            "withdrawn": self.withdrawn,
+            "candidates": self.candidates,
+            "executable": self.executable,
+            "selected": self.selected,
+            "outcomes": self.outcomes,
+            "objective": self.objective,
+            "repair_value": self.repair_value,
+            "cost": self.cost,
+            "repair_all_value": self.repair_all_value,
+            "repair_all_cost": self.repair_all_cost,
+            "normalised_cost": self.cost / self.repair_all_cost if self.repair_all_cost else 0.0,
+            "backend": self.backend,
+            "seconds": self.seconds,
+            "details": self.details,
+            "resumed_from": self.resumed_from,
+        }
+
+
+def digest(spec: RepairEventSpec) -> str:
+    """What an event id stands for: re-using an id for another event is refused."""
+    return hashlib.sha256(canonical_json(_spec_json(spec)).encode()).hexdigest()
+
+
+def _spec_json(spec: RepairEventSpec) -> dict[str, Any]:
+    return spec.model_dump(mode="json", by_alias=True)
+
+
+def _stored_spec(spec: RepairEventSpec) -> dict[str, Any]:
+    """The spec as the event node keeps it: no replacement text (that lives only in the
+    replacement version, which an erasure can redact; the digest stands for the rest)."""
+    data = _spec_json(spec)
+    for replacement in data.get("replacements", []):
+        replacement.update(content="", meta=None, recipe=None)
+    return data
+
+
+class Event:
+    """One event's record and its phase state machine (see the module docstring)."""
+
+    def __init__(
+        self, store: Store, spec: RepairEventSpec, record: Mapping[str, Any], state_dir: Path
+    ) -> None:
+        self.store = store
+        self.spec = spec
+        self.key = event_key(spec.ns, spec.id)
+        self.lam = float(record["lambda"])
+        self.selector = str(record["selector"])
+        self.phase = str(record["phase"])
+        self.status = str(record["status"])
+        self._state_dir = state_dir
+
+    @property
+    def completed(self) -> bool:
+        return self.status == "completed"
+
+    @property
+    def cascade(self) -> bool:
+        """Whether the barrier withdraws the cascade (the "none" baseline withdraws roots)."""
+        return self.selector != "none"
+
+    def reached(self, phase: str) -> bool:
+        return PHASES.index(self.phase) >= PHASES.index(phase)
+
+    def commit(self, phase: str, *, status: str = "open") -> PhaseCommit:
+        """The phase record for a step's own transaction; the phase advances on commit."""
+
+        def record(tx: Tx, figures: Mapping[str, Any]) -> None:
+            tx.run(SET_PHASE, key=self.key, phase=phase, status=status, figures=dict(figures))
+            tx.after_commit(lambda: self._advance(phase, status))
+
+        return record
+
+    def complete(self, phase: str, figures: Mapping[str, Any], *, status: str = "open") -> None:
+        """Record a phase after a step whose re-run is harmless (unless already recorded)."""
+        if not self.reached(phase) or self.status != status:
+            self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
+
+    def refuse(self, error: InputError) -> None:
+        """The barrier refused the event before withdrawing anything: the id stays free."""
+        self.store.write(
+            SET_PHASE, key=self.key, phase="created", status="failed", figures={"error": str(error)}
+        )
+
+    def checkpoint(self, point: str) -> None:
+        """Fault injection (see `PAUSE_ENV`): wait here to be killed, if asked to."""
+        if os.environ.get(PAUSE_ENV) != point:
+            return
+        marker = self._state_dir / f"fault-{self.spec.id}-{point}"
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        partial = marker.with_suffix(".partial")  # whole or absent: the test reads the pid
+        partial.write_text(str(os.getpid()), encoding="utf-8")
+        partial.replace(marker)
+        while True:  # the test kills us here with SIGKILL
+            time.sleep(1)
+
+    def _advance(self, phase: str, status: str) -> None:
+        self.phase, self.status = phase, status
+        self.checkpoint(phase)
+
+
+def open_event(
+    store: Store,
+    spec: RepairEventSpec,
+    *,
+    lam: float,
+    selector: str,
+    state_dir: Path,
+    recorded: bool = False,
+) -> tuple[Event, str | None]:
+    """Create the event's node, or find it again; returns it and the phase it resumes from.
+
+    A re-run keeps the lambda and selector the event was created with. An id already used
+    for a different event is refused (unless the spec is the one the event recorded,
+    `recorded`, which lacks replacement text); a refused event (nothing withdrawn) may
+    run again.
+    """
+    created = store.write(
+        CREATE_EVENT,
+        key=event_key(spec.ns, spec.id),
+        ns=spec.ns,
+        id=spec.id,
+        type=spec.type.value,
+        roots=list(spec.roots),
+        lam=lam,
+        reason=spec.reason,
+        spec=canonical_json(_stored_spec(spec)),
+        digest=digest(spec),
+        selector=selector,
+        retry_of=spec.retry_of,
+    )[0]
+    record = dict(created["event"])
+    if not recorded and record["digest"] != digest(spec):
+        raise EventStateError(
+            f"event id {spec.id!r} was already used for a different event in namespace "
+            f"{spec.ns!r}; give this one a new id"
+        )
+    if record["status"] == "failed" and record["phase"] == "created":
+        record["status"] = "open"
+    resumed_from = None if created["created"] else str(record["phase"])
+    return Event(store, spec, record, state_dir), resumed_from
+
+
+def open_event_specs(store: Store, ns: str, event_id: str | None) -> list[RepairEventSpec]:
+    """The events `resume` completes: the one named, else every open one, oldest first."""
+    if event_id is not None:
+        ids = [event_id]
+    else:
+        ids = [str(row["id"]) for row in store.read(OPEN_EVENTS, ns=ns)]
+    return [recorded_spec(store, ns, i) for i in ids]
+
+
+def open_events(store: Store, ns: str) -> list[dict[str, Any]]:
+    """Events that have not completed (id, phase, status), oldest first."""
+    return store.read(OPEN_EVENTS, ns=ns)
+
+
+def retries(store: Store, ns: str, event_id: str) -> list[dict[str, Any]]:
+    """The follow-up events that retried `event_id` (id, status, phase), oldest first."""
+    return store.read(RETRIES, ns=ns, id=event_id)
+
+
+def recorded_spec(store: Store, ns: str, event_id: str) -> RepairEventSpec:
+    return parse_event(record(store, ns, event_id)["spec"], f"event {event_id} as recorded")
+
+
+def record(store: Store, ns: str, event_id: str) -> dict[str, Any]:
+    found = store.read(GET_EVENT, key=event_key(ns, event_id))
+    if not found:
+        raise InputError(
+            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
+        )
+    return dict(found[0]["event"])
+
+
+def skipped(spec: RepairEventSpec, why: str) -> RepairReport:
+    """The report of an event `resume` could not continue (it stays as it was)."""
+    return RepairReport(
+        event=spec.id,
+        type=spec.type.value,
+        status="skipped",
+        selector="",
+        lam=0.0,
+        withdrawn=0,
+        candidates=0,
+        executable=0,
+        selected=[],
+        outcomes={},
+        objective=0.0,
+        repair_value=0.0,
+        cost=0.0,
+        repair_all_value=0.0,
+        repair_all_cost=0.0,
+        backend="",
+        details={"error": why},
+    )
+
+
+def report_of(
+    store: Store, ns: str, event_id: str, resumed_from: str | None = None
+) -> RepairReport:
+    """Rebuild an event's report from the graph (the audit trail is the truth)."""
+    event = record(store, ns, event_id)
+    rows = store.read(EVENT_SETS, ns=ns, event=event_id)
+    outcomes = {row["outcome"]: sorted(a["uid"] for a in row["artifacts"]) for row in rows}
+    details = {a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")}
+    selected = sorted(store.read(EVENT_SELECTED, ns=ns, event=event_id)[0]["uids"])
+    return RepairReport(
+        event=event_id,
+        type=event["type"],
+        status=event["status"],
+        selector=event.get("selector", ""),
+        lam=float(event["lambda"]),
+        withdrawn=int(event.get("withdrawn", 0)),
+        candidates=int(event.get("candidates", 0)),
+        executable=0,
+        selected=selected,
+        outcomes=outcomes,
+        objective=float(event.get("objective", 0.0)),
+        repair_value=float(event.get("repair_value", 0.0)),
+        cost=float(event.get("cost", 0.0)),
+        repair_all_value=float(event.get("repair_all_value", 0.0)),
+        repair_all_cost=float(event.get("repair_all_cost", 0.0)),
+        backend=str(event.get("backend", "")),
+        details=details,
+        resumed_from=resumed_from,
+    )

@@ -1,0 +1,67 @@
+"""Step 6: Validate_i(z_i) on every staged successor, before anything may be published.
+
+Each candidate's own operator checks its successor (replay consistency for recompute,
+schema and regression checks for regen, sandboxed behaviour for chain skills,
+forget/retain behaviour for param). A plugin that raises fails its candidate only. The
+verdicts are written behind the checks, keyed by version id, so a resumed run keeps the
+verdicts a crashed one recorded and checks only the rest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from memorepair import queries
+from memorepair.codec import canonical_json
+from memorepair.execution import Attempt
+from memorepair.model import Progress
+from memorepair.operators.base import Validation
+from memorepair.operators.common import Taint
+from memorepair.operators.registry import OperatorRegistry
+from memorepair.store import Store, WriteBehind
+
+RECORD_VALIDATION = queries.named("execution/record_validation")
+
+
+def validate(
+    store: Store, registry: OperatorRegistry, attempts: Sequence[Attempt], *, progress: Progress
+) -> list[Attempt]:
+    """Every attempt with its verdict, in the same (topological) order."""
+    checked: list[Attempt] = []
+    with WriteBehind(store, RECORD_VALIDATION) as writer:
+        for done, attempt in enumerate(attempts, start=1):
+            if attempt.successor is None or attempt.validated is not None:
+                checked.append(attempt)  # nothing staged, or judged by an earlier run
+                continue
+            verdict = _verdict(registry, attempt)
+            checked.append(replace(attempt, validated=verdict.ok, detail=verdict.reason))
+            writer.add(
+                {"vid": attempt.vid, "validated": verdict.ok, "validation": verdict.reason or None}
+            )
+            progress("validate", done, len(attempts))
+    return checked
+
+
+def _verdict(registry: OperatorRegistry, attempt: Attempt) -> Validation:
+    name = attempt.candidate.operator
+    operator = registry.named(name) if name else None
+    if operator is None or attempt.context is None or attempt.successor is None:
+        return Validation(False, f"no {attempt.candidate.mode.value} operator")
+    try:
+        verdict = operator.validate(attempt.context, attempt.successor)
+    except Exception as exc:  # a plugin's crash is a failed validation, not ours
+        return Validation(False, f"validation raised {type(exc).__name__}: {exc}")
+    return verdict if not verdict.ok else _meta_verdict(attempt)
+
+
+def _meta_verdict(attempt: Attempt) -> Validation:
+    """Meta is checked as content is: it may not draw on invalidated support."""
+    assert attempt.context is not None and attempt.successor is not None
+    meta = attempt.successor.meta
+    if not meta or not attempt.context.invalidated:
+        return Validation(True)
+    phrase = Taint(attempt.context).phrase(canonical_json(dict(meta)))
+    if phrase:
+        return Validation(False, f"support: meta draws on invalidated text {phrase}")
+    return Validation(True)
