@@ -5,7 +5,7 @@
 UNWIND $keys AS k
 MATCH (a:Head {key: k})
 RETURN collect({
-         artifact: a {.*, created_at: null},
+         artifact: a {.*, created_at: null, embedding: null},
          visibility: coalesce([l IN labels(a)
                                WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
                                            'Removed']][0], 'Withdrawn')

@@ -6,7 +6,7 @@
 UNWIND $vids AS v
 MATCH (a:Artifact {vid: v})
 RETURN collect({
-         artifact: a {.*, created_at: null, published_at: null},
+         artifact: a {.*, created_at: null, published_at: null, embedding: null},
          visibility: coalesce([l IN labels(a)
                                WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
                                            'Removed']][0], 'Withdrawn')

@@ -11,7 +11,7 @@ CALL (a) {
   RETURN max(x.version) AS latest
 }
 RETURN collect({
-         artifact: a {.*, created_at: null, published_at: null},
+         artifact: a {.*, created_at: null, published_at: null, embedding: null},
          visibility: coalesce([l IN labels(a)
                                WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
                                            'Removed']][0], 'Withdrawn'),

@@ -2,7 +2,9 @@
 // The version is the one in the vid (the highest ever written for the uid, plus one).
 // Keyed by vid: a row whose successor already exists (a retried transaction that had
 // committed) is skipped, so a rerun writes nothing twice; a fresh successor has no
-// relationships yet, so its edges are CREATEd.
+// relationships yet, so its edges are CREATEd. Each row carries the embedding of the
+// successor's own content (computed before it is staged, never copied from `old`), so
+// publication only relabels.
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
@@ -15,7 +17,14 @@ CREATE (new:Artifact:Staged {vid: row.vid, key: old.key, ns: old.ns, uid: old.ui
         version: row.version, kind: old.kind, arch: old.arch, value: old.value,
         repair_cost: old.repair_cost, created_at: datetime(), event: e.id,
         content: row.content, recipe: row.recipe, meta: row.meta, inputs: row.inputs,
-        validated: row.validated, validation: row.validation, operator: row.operator})
+        validated: row.validated, validation: row.validation, operator: row.operator,
+        meta_terms: row.meta_terms, embedding_model: row.embedding_model,
+        embedding_dim: row.embedding_dim})
 CREATE (new)-[:SUPERSEDES]->(old)
 CREATE (e)-[:STAGED]->(new)
+WITH new, row
+CALL (new, row) {
+  WITH new, row WHERE row.embedding IS NOT NULL
+  CALL db.create.setNodeVectorProperty(new, 'embedding', row.embedding)
+}
 RETURN count(new) AS staged

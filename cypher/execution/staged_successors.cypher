@@ -2,5 +2,5 @@
 // mode: read
 // params: $event_key
 MATCH (e:RepairEvent {key: $event_key})-[:STAGED]->(new:Artifact)-[:SUPERSEDES]->(old)
-RETURN old.vid AS old_vid, new {.*, created_at: null, published_at: null} AS artifact,
+RETURN old.vid AS old_vid, new {.*, created_at: null, published_at: null, embedding: null} AS artifact,
        new:Live AS published

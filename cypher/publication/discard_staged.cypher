@@ -5,4 +5,5 @@
 MATCH (e:RepairEvent {key: $event_key})-[:STAGED]->(new:Staged)
 WHERE new.vid IN $vids
 SET new.discarded = $reason
+REMOVE new.embedding, new.embedding_model, new.embedding_dim
 RETURN count(new) AS discarded

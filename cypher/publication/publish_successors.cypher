@@ -5,6 +5,8 @@
 // topological batch. Everything hangs on `new` still being Staged, so a rerun of a
 // committed batch (a retried transaction) matches nothing and writes nothing; that is
 // why the edges can be CREATEd rather than MERGEd (a staged node has none).
+// The old version's embedding goes (it can never be served again); the successor's was
+// written when it was staged, so the search indexes see it from this commit on.
 // Rows: {old_vid, vid, inputs: [[position, input key], ...]} (one entry per input key).
 // mode: write
 // params: $event_key, $rows
@@ -12,7 +14,8 @@ MATCH (e:RepairEvent {key: $event_key})
 UNWIND $rows AS row
 MATCH (new:Artifact:Staged {vid: row.vid})
 MATCH (old:Artifact {vid: row.old_vid})
-REMOVE old:Head, old:Withdrawn, old:Live, new:Staged
+REMOVE old:Head, old:Withdrawn, old:Live, new:Staged, old.embedding, old.embedding_model,
+       old.embedding_dim
 SET old:Superseded, new:Head, new:Live, new.published_at = datetime()
 CREATE (e)-[:PUBLISHED]->(new)
 WITH e, old, new, row

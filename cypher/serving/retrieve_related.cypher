@@ -3,6 +3,6 @@
 // params: $key, $limit
 MATCH (a:Head {key: $key})-[:RELATED]-(b:Live)
 WHERE a:Live
-RETURN DISTINCT b {.*, created_at: null, published_at: null} AS artifact,
+RETURN DISTINCT b {.*, created_at: null, published_at: null, embedding: null} AS artifact,
        'Live' AS visibility
 LIMIT $limit

@@ -3,4 +3,4 @@
 // params: $key
 MATCH (a:Head {key: $key})
 WHERE a:Live
-RETURN a {.*, created_at: null, published_at: null} AS artifact, 'Live' AS visibility
+RETURN a {.*, created_at: null, published_at: null, embedding: null} AS artifact, 'Live' AS visibility

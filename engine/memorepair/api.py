@@ -21,12 +21,18 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair import audit, events, queries, recording, repair
+from memorepair import audit, embedding, events, queries, recording, repair
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError, UnknownArtifactError, describe_validation
+from memorepair.errors import (
+    EmbeddingError,
+    InputError,
+    UnknownArtifactError,
+    describe_validation,
+)
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event
 from memorepair.model import (
@@ -44,6 +50,8 @@ from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
 from memorepair.repair import Plan
 from memorepair.selection import Selector
+from memorepair.serving import reindex as reindexing
+from memorepair.serving import search as searching
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
 
@@ -53,6 +61,7 @@ EXPORT_LIVE = queries.named("store/export_live")
 RETRIEVE = queries.named("serving/retrieve")
 RETRIEVE_RELATED = queries.named("serving/retrieve_related")
 RETRIEVE_UID = queries.named("serving/retrieve_uid")
+GET_SPACE = queries.named("serving/get_space")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
@@ -76,12 +85,14 @@ class MemoryStore:
         self.registry = registry
         #: What every repair, resume and plan of this store runs with (built once).
         self.config = config or RepairConfig.from_settings(store.settings)
+        self._searcher = searching.Searcher(store)
 
     @property
     def settings(self) -> Settings:
         return self.store.settings
 
     def close(self) -> None:
+        self._searcher.close()
         self.store.close()
 
     def __enter__(self) -> MemoryStore:
@@ -219,6 +230,7 @@ class MemoryStore:
         lam: float | None = None,
         progress: Progress = _quiet,
     ) -> RepairReport:
+        self._require_embedder()
         return repair.run(
             self.store,
             self.registry,
@@ -234,6 +246,7 @@ class MemoryStore:
         event_id: str | None = None,
         progress: Progress = _quiet,
     ) -> list[RepairReport]:
+        self._require_embedder()
         return repair.resume(
             self.store, self.registry, self.config, self.ns, event_id, progress=progress
         )
@@ -241,6 +254,7 @@ class MemoryStore:
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
         """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
         after installing the tool back-end a migration needed."""
+        self._require_embedder()
         return repair.retry(
             self.store, self.registry, self.config, self.ns, event_id, progress=progress
         )
@@ -313,6 +327,58 @@ class MemoryStore:
         else:
             rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+
+    def search(
+        self,
+        query: str,
+        k: int = 10,
+        *,
+        kinds: Sequence[str] | None = None,
+        meta: Mapping[str, Any] | None = None,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        mode: searching.Mode = "hybrid",
+        related: bool = False,
+    ) -> list[searching.Hit]:
+        """The k best served matches by meaning (`vector`), words (`text`) or both fused
+        (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
+        version. Each hit names the `uid@version` it ranked; `related=True` appends the
+        served RELATED neighbours of the hits. `retrieve` stays for uid and substring reads.
+        """
+        f = searching.filters(
+            self.ns,
+            kinds=kinds,
+            meta=meta,
+            since=since,
+            until=until,
+            searchable=self.settings.search_meta_fields,
+        )
+        return self._searcher.search(query, k, f, mode, related)
+
+    def reindex(
+        self, *, force: bool = False, progress: Callable[[int, int], None] = lambda d, t: None
+    ) -> reindexing.ReindexReport:
+        """Re-embed the namespace with the configured embedder (after changing the model)
+        and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
+        return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
+
+    def _require_embedder(self) -> None:
+        """A repair embeds its successors: refuse before its barrier if the configured
+        embedder is not the namespace's (the repair would mix two models)."""
+        space = embedding.space_of(self.settings)
+        (found,) = self.store.read(GET_SPACE, ns=self.ns)
+        if found["model"] is None:
+            return
+        if space is None:  # its successors will have no embedding: search must say so
+            self.store.write(embedding.MARK_SPACE_STALE, ns=self.ns)
+            return
+        if (found["model"], found["dimension"]) != (space.model, space.dimension):
+            raise EmbeddingError(
+                f"namespace {self.ns!r} is embedded with {found['model']} (dimension "
+                f"{found['dimension']}), but the configured embedder is {space.model} "
+                f"(dimension {space.dimension}): run `memorepair reindex` first, or configure "
+                "the old model again; nothing was withdrawn"
+            )
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from memorepair import queries, replacement
 from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
@@ -63,7 +64,8 @@ def withdraw(
     wait and retry (`withdraw_when_free`).
     """
     started = time.perf_counter()
-    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, commit))
+    search = replacement.search_fields(store.settings, spec)  # embedded before the barrier
+    withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, commit, search))
     return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
 
 
@@ -84,7 +86,13 @@ def withdraw_when_free(
             delay = min(delay * 2, 1.0)
 
 
-def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) -> tuple[int, int]:
+def _barrier(
+    tx: Tx,
+    spec: RepairEventSpec,
+    cascade: bool,
+    commit: PhaseCommit,
+    search: dict[str, dict[str, Any]],
+) -> tuple[int, int]:
     key = event_key(spec.ns, spec.id)
     root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
     if spec.retry_of is not None:  # a retry takes over what its event left stranded
@@ -102,7 +110,7 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) 
         withdrawn, rounds = int(result["withdrawn"]), 1
     if spec.type is not EventType.DELETE:
         replacement.check_still_served(tx, spec, lineage)
-        replacement.replace(tx, spec, roots, lineage)
+        replacement.replace(tx, spec, roots, lineage, search)
     commit(tx, {"withdrawn": withdrawn, "barrier_rounds": rounds})
     return withdrawn, rounds
 

@@ -23,6 +23,7 @@ from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from memorepair.api import MemoryStore
+    from memorepair.serving.search import Mode
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -94,6 +95,7 @@ def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) 
       memorepair plan event.json          # dry run: cascade, modes, selection, cost
       memorepair repair event.json
       memorepair audit event EVENT_ID     # what was withdrawn, published, removed, failed
+      memorepair search "QUERY" -k 10     # best served matches: meaning + words
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
@@ -595,6 +597,119 @@ def retrieve_cmd(
             click.echo("nothing live matches")
 
     _emit(data, as_json, human)
+
+
+def _meta_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
+    meta: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise InputError(f"--meta wants key=value, got {pair!r}")
+        meta[key] = value
+    return meta
+
+
+@cli.command("search")
+@click.argument("query")
+@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(["record", "cache", "summary", "skill"]),
+    help="Only these kinds (repeatable).",
+)
+@click.option(
+    "--meta",
+    "meta",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="Only versions whose meta has this value (repeatable; fields named in "
+    "MEMOREPAIR_SEARCH_META_FIELDS).",
+)
+@click.option("--since", help="Published (or created) at or after this ISO 8601 time.")
+@click.option("--until", help="Published (or created) before this ISO 8601 time.")
+@click.option(
+    "--mode",
+    type=click.Choice(["hybrid", "vector", "text"]),
+    default="hybrid",
+    show_default=True,
+    help="vector (meaning), text (words, BM25) or hybrid (both, rank-fused).",
+)
+@click.option("--related", is_flag=True, help="Also the served RELATED neighbours of the hits.")
+@JSON_OPTION
+@click.pass_context
+def search_cmd(
+    ctx: click.Context,
+    query: str,
+    k: int,
+    kinds: tuple[str, ...],
+    meta: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    mode: str,
+    related: bool,
+    as_json: bool,
+) -> None:
+    """The k best served matches for QUERY: never withdrawn, staged or superseded.
+
+    Use `search` to find memory by meaning or words; `retrieve` reads one uid, a kind, or
+    a substring. Each hit names the version it ranked (uid@version) and its rank per mode.
+    """
+    with _memory(ctx) as memory:
+        hits = memory.search(
+            query,
+            k,
+            kinds=list(kinds) or None,
+            meta=_meta_pairs(meta),
+            since=since,
+            until=until,
+            mode=cast("Mode", mode),
+            related=related,
+        )
+    data = [hit.as_dict() for hit in hits]
+
+    def human() -> None:
+        if not hits:
+            click.echo("nothing served matches")
+            return
+        width = max(len(f"{h.uid}@{h.version}") for h in hits)
+        click.echo(
+            f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content"
+        )
+        for n, hit in enumerate(hits, start=1):
+            first = hit.content.splitlines()[0] if hit.content else ""
+            ranks = " ".join(f"{m[0]}{r or '-'}" for m, r in sorted(hit.ranks.items()))
+            score = "" if hit.score is None else f"{hit.score:.4f}"
+            pinned = f"{hit.uid}@{hit.version}"
+            if hit.related_to:  # a neighbour: say whose
+                ranks = f"~{hit.related_to}"
+            click.echo(
+                f"{n:>3}  {pinned:<{width}}  {hit.kind:<8} {score:>7}  {ranks:<10} {first[:60]}"
+            )
+
+    _emit(data, as_json, human)
+
+
+@cli.command("reindex")
+@click.option("--force", is_flag=True, help="Re-embed every version, even of the same model.")
+@JSON_OPTION
+@click.pass_context
+def reindex_cmd(ctx: click.Context, force: bool, as_json: bool) -> None:
+    """Re-embed the namespace with the configured embedder (after changing the model) and
+    rewrite its searchable meta terms; search refuses meanwhile."""
+    progress = _Progress(quiet=as_json)
+    with _memory(ctx) as memory:
+        report = memory.reindex(force=force, progress=lambda d, t: progress("reindex", d, t))
+    _emit(
+        report.as_dict(),
+        as_json,
+        lambda: click.echo(
+            f"reindexed {report.versions} versions with {report.model} "
+            f"(dimension {report.dimension}): {report.embedded} embedded in "
+            f"{report.seconds:.1f}s"
+        ),
+    )
 
 
 # ---- audit --------------------------------------------------------------------------------

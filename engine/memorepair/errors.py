@@ -98,3 +98,8 @@ def describe_validation(
     if len(errors) > SHOWN_IDS:
         parts.append(f"and {len(errors) - SHOWN_IDS:,} more problems")
     return "; ".join(parts)
+
+
+class EmbeddingError(MemoRepairError):
+    """The embedder failed, or a query's model is not the one the namespace is embedded
+    with (search never compares vectors of two models): `memorepair reindex` re-embeds."""

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json, stored_json
 from memorepair.errors import some
@@ -89,12 +89,15 @@ def stage(
 
     Staging writes run behind the builds (two batches in flight): the server stages
     batches k-1 and k while operators build k+1; the with-block ends once every batch
-    committed. A crash may lose the batches in flight, never a committed one.
+    committed. A crash may lose the batches in flight, never a committed one. Each batch's
+    successors are embedded on the writer thread, from their own content, before they are
+    staged (search, `embedding.searchable`): publication then only relabels.
     """
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
     support = _read_support(store, spec, family, order(family, selected))
-    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key) as writer:
+    searchable = embedding.searchable(store.settings)
+    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
 
         def write(attempt: Attempt) -> None:
             if writer.add(_row(attempt)):

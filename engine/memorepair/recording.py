@@ -7,6 +7,9 @@ withdrawn and joins the audit of the event holding that support. Because the bar
 takes the same locks, a writer either commits before the barrier (and the barrier's
 fixpoint reach then sees its edges) or sees the withdrawal; it never publishes a live
 artifact on stale support.
+
+Each artifact is written with the embedding of its own content, computed for the whole
+batch before its transaction (`embedding.search_fields`), so it is searchable at once.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.codec import stored_json
 from memorepair.errors import DatabaseError, InputError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
@@ -118,10 +121,16 @@ def _import(
     report = ImportReport()
     written: list[str] = []
     size = store.settings.batch_size
+    space = embedding.space_of(store.settings)
     try:
         for uids in _batches(order, skeleton.sizes, size):
             batch = [with_inputs(a, inputs[a.uid]) for a in load(uids)]
-            rows = store.transaction(partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale))
+            search = embedding.search_fields(store.settings, batch)
+            rows = store.transaction(
+                partial(
+                    _write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space
+                )
+            )
             written += [row["vid"] for row in rows]
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
@@ -193,7 +202,13 @@ def record(
             f"artifact {artifact.uid!r}: {some(missing, 'input')} not current artifacts in "
             f"namespace {ns!r} (deleted, or never recorded)"
         )
-    rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact], on_stale=on_stale))
+    search = embedding.search_fields(store.settings, [artifact])
+    space = embedding.space_of(store.settings)
+    rows = store.transaction(
+        partial(
+            _write_batch, ns=ns, batch=[artifact], on_stale=on_stale, search=search, space=space
+        )
+    )
     return rows[0]
 
 
@@ -208,7 +223,12 @@ class _Input:
 
 
 def _write_batch(
-    tx: Tx, ns: str, batch: Sequence[ArtifactIn], on_stale: OnStale
+    tx: Tx,
+    ns: str,
+    batch: Sequence[ArtifactIn],
+    on_stale: OnStale,
+    search: Mapping[str, Mapping[str, Any]],
+    space: embedding.Space | None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
     in_batch = {a.uid for a in batch}
@@ -226,9 +246,10 @@ def _write_batch(
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = _row(ns, artifact, state, stale)
+        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
+    embedding.claim_space(tx, ns, space)
     tx.run(CREATE_ARTIFACTS, ns=ns, rows=rows)
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows

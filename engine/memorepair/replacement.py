@@ -16,10 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair import queries
+from memorepair import embedding, queries
 from memorepair.codec import stored_json
 from memorepair.errors import CascadeBusyError, InputError, UnknownArtifactError, some
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
+from memorepair.settings import Settings
 from memorepair.store import Tx
 
 LOCK_HEADS = queries.named("store/lock_heads")
@@ -71,10 +72,29 @@ def check_still_served(tx: Tx, spec: RepairEventSpec, lineage: Lineage) -> None:
         )
 
 
+def search_fields(settings: Settings, spec: RepairEventSpec) -> dict[str, dict[str, Any]]:
+    """Each replacement's embedding and meta terms, computed before the barrier's
+    transaction (the replacement is served from its commit on); none for a delete."""
+    if spec.type is EventType.DELETE or spec.retry_of is not None:
+        return {}
+    rows = []
+    for uid in spec.roots:
+        content, meta, _ = spec.delta(uid)
+        rows.append({"content": content, "meta": stored_json(meta)})
+    rows = embedding.searchable(settings)(rows)
+    fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
+    return {uid: {f: row[f] for f in fields} for uid, row in zip(spec.roots, rows, strict=True)}
+
+
 def replace(
-    tx: Tx, spec: RepairEventSpec, roots: Mapping[str, Mapping[str, Any]], lineage: Lineage
+    tx: Tx,
+    spec: RepairEventSpec,
+    roots: Mapping[str, Mapping[str, Any]],
+    lineage: Lineage,
+    search: Mapping[str, Mapping[str, Any]],
 ) -> None:
-    """Each root's next version, served, with influence edges from its inputs."""
+    """Each root's next version, served, with influence edges from its inputs and the
+    search fields (`search_fields`) of its own content."""
     ns = spec.ns
     keys = _keys(spec, spec.roots)
     latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
@@ -95,6 +115,7 @@ def replace(
                 "recipe": stored_json(recipe.model_dump() if recipe else None),
                 "inputs": inputs,
                 "input_vids": [version_id(ns, u, v) for u, v in zip(inputs, sources, strict=True)],
+                **search[uid],
             }
         )
     tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

@@ -136,11 +136,45 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return v
 
+    # --- search: embeddings and searchable meta fields (issue 16) -----------------------
+    #: Unset: the offline default (wordllama, weights inside its wheel, no network). Set:
+    #: an OpenAI-compatible endpoint, e.g. `http://127.0.0.1:8080/v1` (POST .../embeddings).
+    embedding_base_url: str | None = None
+    #: The endpoint's model name (required with a base URL; unused offline).
+    embedding_model: str | None = None
+    embedding_api_key: SecretStr | None = None
+    #: Offline: 64, 128 or 256 (default; the smaller are Matryoshka truncations). HTTP:
+    #: the dimension the endpoint returns (learned from its first answer when unset).
+    embedding_dimension: int | None = Field(default=None, ge=1, le=8192)
+    #: Texts per embedder call (recording, staging and reindex embed in batches).
+    embedding_batch: int = Field(default=256, ge=1, le=4096)
+    #: Off: nothing is embedded and `search` refuses (writes mark the namespace stale,
+    #: so turning it back on needs `memorepair reindex`).
+    embeddings: bool = True
+    #: Meta fields that search can filter on (`--meta key=value`) and match as text;
+    #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
+    search_meta_fields: list[str] = Field(default_factory=list)
+
     @field_validator("neo4j_uri")
     @classmethod
     def _check_uri(cls, v: str | None) -> str | None:
         if v is not None and not v.startswith(_URI_SCHEMES):
             raise ValueError(f"must start with one of {', '.join(_URI_SCHEMES)}, got {v!r}")
+        return v
+
+    @field_validator("embedding_base_url")
+    @classmethod
+    def _check_embedding_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL, got {v!r}")
+        return v
+
+    @field_validator("search_meta_fields")
+    @classmethod
+    def _check_meta_fields(cls, v: list[str]) -> list[str]:
+        for name in v:
+            if not name or "=" in name or len(name) > 100:
+                raise ValueError(f"meta field names are 1-100 characters without '=', got {name!r}")
         return v
 
     @field_validator("values", "costs")

@@ -267,7 +267,9 @@ class WriteBehind:
     the caller within `in_flight` batches and memory stays bounded. Batches in flight may
     commit in any order: use this only for writes keyed by id whose order does not matter
     (staged successors, verdicts). Leaving the `with` block writes the last, partial batch
-    and waits for every batch; after an error in the block it only waits.
+    and waits for every batch; after an error in the block it only waits. `prepare`, if
+    given, completes each batch's rows on the writer thread before they are written
+    (staging computes the successors' embeddings there, behind the builds).
     """
 
     def __init__(
@@ -277,9 +279,11 @@ class WriteBehind:
         *,
         batch_size: int | None = None,
         in_flight: int = 2,
+        prepare: Callable[[list[Row]], list[Row]] | None = None,
         **fixed: Any,
     ) -> None:
         self._store = store
+        self._prepare = prepare
         self._query = query
         self._fixed = fixed
         self._size = batch_size or store.batch_size
@@ -300,9 +304,12 @@ class WriteBehind:
         rows, self._rows = self._rows, []
         while len(self._pending) >= self._in_flight:
             self._pending.popleft().result()
-        self._pending.append(
-            self._pool.submit(self._store.write, self._query, **self._fixed, rows=rows)
-        )
+        self._pending.append(self._pool.submit(self._write, rows))
+
+    def _write(self, rows: list[Row]) -> list[Row]:
+        if self._prepare is not None:
+            rows = self._prepare(rows)
+        return self._store.write(self._query, **self._fixed, rows=rows)
 
     def __enter__(self) -> WriteBehind:
         return self

@@ -66,8 +66,14 @@ def dummy(param: str) -> Any:
         return []
     if param in ("figures", "spec_map"):
         return {}
-    if param in ("limit",):
+    if param in ("limit", "fetch", "k", "cap", "dimension"):
         return 1
+    if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
+        return ["x"]
+    if param == "vector":
+        return [0.6, 0.8]
+    if param in ("since", "until"):
+        return None
     if param == "lam":
         return 1.0
     if param == "first":

@@ -1,0 +1,361 @@
+"""Embeddings of artifact content: the `Embedder` interface, the offline default, HTTP.
+
+Embeddings are derived state: every served version carries the embedding of its own
+content, computed from that content by the configured embedder and stored with the
+embedder's `name` and `dimension` (search refuses to compare vectors of two models). The
+default needs no network, at install or at run time: `wordllama`'s small static token
+embeddings ship inside its wheel and are loaded from the package directory with downloads
+disabled. An OpenAI-compatible `/v1/embeddings` endpoint is the alternative
+(`MEMOREPAIR_EMBEDDING_BASE_URL`, `_MODEL`, `_API_KEY`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from memorepair import queries
+from memorepair.errors import ConfigError, EmbeddingError
+from memorepair.model import ArtifactIn
+from memorepair.settings import Settings
+from memorepair.store import Tx
+
+CLAIM_SPACE = queries.named("serving/claim_space")
+MARK_SPACE_STALE = queries.named("serving/mark_space_stale")
+
+Vector = list[float]
+#: `(url, payload, headers, timeout_s) -> response body`: the HTTP seam.
+Transport = Callable[[str, Mapping[str, Any], Mapping[str, str], float], str]
+
+#: The offline default's model: wordllama's `l2_supercat` token embeddings (MIT), whose
+#: 256-dimensional weights ship in the wheel; 64 and 128 are Matryoshka truncations.
+WORDLLAMA_CONFIG = "l2_supercat"
+WORDLLAMA_DIMENSIONS = (64, 128, 256)
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into vectors; `name` and `dimension` identify the vector space."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def dimension(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        """One unit-length vector per text, in order (a batch: callers pass many)."""
+        ...
+
+
+class WordLlamaEmbedder:
+    """The offline default: wordllama's static embeddings, loaded from its own wheel.
+
+    The weights and tokenizer are files inside the installed package; the loader is
+    pointed at that directory with `disable_download=True`, so a missing file is an error
+    here rather than a download. Texts are embedded shortest-first, so each batch pads to
+    similar lengths (about 1.4x faster on mixed lengths), and returned in input order.
+    """
+
+    def __init__(self, dimension: int = 256, batch_size: int = 256) -> None:
+        if dimension not in WORDLLAMA_DIMENSIONS:
+            raise ConfigError(
+                f"MEMOREPAIR_EMBEDDING_DIMENSION: the offline embedder has dimensions "
+                f"{list(WORDLLAMA_DIMENSIONS)}, got {dimension}"
+            )
+        try:
+            import wordllama
+            from wordllama import WordLlama
+        except ImportError as exc:  # a core dependency; only a broken install lacks it
+            raise ConfigError("the offline embedder needs the 'wordllama' package") from exc
+        package = Path(wordllama.__file__).parent
+        trunc = None if dimension == 256 else dimension
+        try:
+            self._model = WordLlama.load(
+                WORDLLAMA_CONFIG, cache_dir=package, dim=256, trunc_dim=trunc, disable_download=True
+            )
+        except FileNotFoundError as exc:
+            raise ConfigError(f"wordllama's packaged weights are missing: {exc}") from exc
+        self._dimension = dimension
+        self._batch = batch_size
+        self._lock = threading.Lock()  # the tokenizer's padding state is shared
+
+    @property
+    def name(self) -> str:
+        return f"wordllama/{WORDLLAMA_CONFIG}-{self._dimension}"
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        if not texts:
+            return []
+        order = np.argsort([len(text) for text in texts], kind="stable")
+        with self._lock:
+            matrix = self._model.embed(
+                [texts[i] for i in order], norm=False, batch_size=self._batch
+            )
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        matrix = np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0)
+        ordered = np.empty_like(matrix)
+        ordered[order] = matrix
+        vectors: list[Vector] = ordered.tolist()
+        return vectors
+
+
+def urllib_transport(
+    url: str, payload: Mapping[str, Any], headers: Mapping[str, str], timeout: float
+) -> str:
+    request = urllib.request.Request(
+        url, data=json.dumps(payload).encode("utf-8"), headers=dict(headers), method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        body: bytes = response.read()
+    return body.decode("utf-8")
+
+
+class HttpEmbedder:
+    """An OpenAI-compatible `POST {base_url}/embeddings` endpoint (`/v1` in the base URL).
+
+    Texts go in batches of `batch_size`; the answer's `data[i].index` puts each vector
+    back in order. The dimension is the configured one, else learned from the first
+    answer; every later vector must have it.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        *,
+        api_key: str | None = None,
+        dimension: int | None = None,
+        batch_size: int = 256,
+        timeout_s: float = 60.0,
+        transport: Transport | None = None,
+    ) -> None:
+        self._url = base_url.rstrip("/") + "/embeddings"
+        self._model = model
+        self._key = api_key
+        self._dimension = dimension
+        self._batch = batch_size
+        self._timeout = timeout_s
+        self._transport = transport or urllib_transport
+
+    @property
+    def name(self) -> str:
+        return f"openai/{self._model}"
+
+    @property
+    def dimension(self) -> int:
+        if self._dimension is None:
+            self._dimension = len(self.embed(["dimension probe"])[0])
+        return self._dimension
+
+    def embed(self, texts: Sequence[str]) -> list[Vector]:
+        vectors: list[Vector] = []
+        for start in range(0, len(texts), self._batch):
+            vectors += self._request(list(texts[start : start + self._batch]))
+        return vectors
+
+    def _request(self, texts: list[str]) -> list[Vector]:
+        payload: dict[str, Any] = {"model": self._model, "input": texts}
+        headers = {"Content-Type": "application/json"}
+        if self._key:
+            headers["Authorization"] = f"Bearer {self._key}"
+        try:
+            body = self._transport(self._url, payload, headers, self._timeout)
+        except (urllib.error.URLError, OSError, TimeoutError) as exc:
+            raise EmbeddingError(f"embedding endpoint {self._url} failed: {exc}") from exc
+        return self._parse(body, len(texts))
+
+    def _parse(self, body: str, expected: int) -> list[Vector]:
+        try:
+            data = json.loads(body)["data"]
+            rows = sorted(data, key=lambda item: int(item.get("index", 0)))
+            vectors = [_unit([float(x) for x in row["embedding"]]) for row in rows]
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise EmbeddingError(
+                f"embedding endpoint {self._url} answered without data[].embedding: {body[:200]}"
+            ) from exc
+        if len(vectors) != expected:
+            raise EmbeddingError(
+                f"embedding endpoint {self._url} returned {len(vectors)} vectors for "
+                f"{expected} texts"
+            )
+        if self._dimension is None and vectors:
+            self._dimension = len(vectors[0])
+        wrong = {len(v) for v in vectors} - {self._dimension}
+        if wrong:
+            raise EmbeddingError(
+                f"embedding endpoint {self._url} ({self._model}) returned vectors of "
+                f"dimension {sorted(wrong)}, expected {self._dimension}"
+            )
+        return vectors
+
+
+def _unit(vector: Sequence[float]) -> Vector:
+    """Unit length, so cosine is a dot product and every vector is comparable; an empty
+    text's zero vector stays zero (cosine treats it as unrelated to everything)."""
+    norm = math.sqrt(sum(x * x for x in vector))
+    if norm == 0.0 or not math.isfinite(norm):
+        return [0.0] * len(vector)
+    return [x / norm for x in vector]
+
+
+_CACHE: dict[tuple[Any, ...], Embedder] = {}
+_CACHE_LOCK = threading.Lock()
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The configured embedder, built once per configuration (loading takes ~0.4 s)."""
+    key = (
+        settings.embedding_base_url,
+        settings.embedding_model,
+        settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None,
+        settings.embedding_dimension,
+        settings.embedding_batch,
+    )
+    with _CACHE_LOCK:
+        found = _CACHE.get(key)
+        if found is None:
+            found = _build(settings)
+            _CACHE[key] = found
+        return found
+
+
+def _build(settings: Settings) -> Embedder:
+    if settings.embedding_base_url:
+        if not settings.embedding_model:
+            raise ConfigError(
+                "MEMOREPAIR_EMBEDDING_MODEL must name the model served at "
+                "MEMOREPAIR_EMBEDDING_BASE_URL"
+            )
+        key = settings.embedding_api_key
+        return HttpEmbedder(
+            settings.embedding_base_url,
+            settings.embedding_model,
+            api_key=key.get_secret_value() if key else None,
+            dimension=settings.embedding_dimension,
+            batch_size=settings.embedding_batch,
+        )
+    return WordLlamaEmbedder(settings.embedding_dimension or 256, settings.embedding_batch)
+
+
+def embed_rows(
+    embedder: Embedder, rows: list[dict[str, Any]], text_key: str = "content"
+) -> list[dict[str, Any]]:
+    """Add `embedding`, `embedding_model` and `embedding_dim` to each row, from its own
+    `text_key` (one batched call; rows without text get no embedding)."""
+    texts = [str(row.get(text_key) or "") for row in rows]
+    wanted = [i for i, text in enumerate(texts) if text]
+    vectors = embedder.embed([texts[i] for i in wanted]) if wanted else []
+    for row in rows:
+        row["embedding"] = None
+        row["embedding_model"] = None
+        row["embedding_dim"] = None
+    for index, vector in zip(wanted, vectors, strict=True):
+        rows[index]["embedding"] = vector
+        rows[index]["embedding_model"] = embedder.name
+        rows[index]["embedding_dim"] = len(vector)
+    return rows
+
+
+def meta_terms(meta: Mapping[str, Any] | None, fields: Sequence[str]) -> list[str] | None:
+    """`key=value` terms for the meta fields settings make searchable (filters use them).
+
+    Strings stand as they are, numbers and booleans in JSON form, a list gives one term
+    per scalar element; nested maps are not searchable.
+    """
+    if not meta or not fields:
+        return None
+    terms: list[str] = []
+    for key in fields:
+        value = meta.get(key)
+        values = value if isinstance(value, list) else [value]
+        terms += [f"{key}={term}" for v in values if (term := meta_value(v)) is not None]
+    return terms or None
+
+
+def meta_value(value: Any) -> str | None:
+    """The text form of one meta value in a filter term (None: not searchable)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | int | float):
+        return json.dumps(value)
+    return None
+
+
+@dataclass(frozen=True)
+class Space:
+    """The vector space of a namespace's embeddings: one model, one dimension."""
+
+    model: str
+    dimension: int
+
+
+def space_of(settings: Settings) -> Space | None:
+    """The configured embedder's space, or None when embeddings are off."""
+    if not settings.embeddings:
+        return None
+    embedder = embedder_for(settings)
+    return Space(embedder.name, embedder.dimension)
+
+
+def searchable(settings: Settings) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    """Adds what search needs to rows about to be written (recording, staging): the
+    embedding of each row's own `content` (one batched embedder call) and the `meta_terms`
+    of its `meta` (canonical JSON text). With embeddings off, the embedding is null."""
+    fields = tuple(settings.search_meta_fields)
+    embedder = embedder_for(settings) if settings.embeddings else None
+
+    def prepare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for row in rows:
+            meta = row.get("meta")
+            row["meta_terms"] = meta_terms(json.loads(meta) if meta else None, fields)
+        if embedder is not None:
+            return embed_rows(embedder, rows)
+        for row in rows:
+            row["embedding"] = row["embedding_model"] = row["embedding_dim"] = None
+        return rows
+
+    return prepare
+
+
+def search_fields(settings: Settings, artifacts: Sequence[ArtifactIn]) -> dict[str, dict[str, Any]]:
+    """By uid: the embedding of each artifact's own content and its meta terms (one
+    batched embedder call), for the rows `recording` writes."""
+    rows = searchable(settings)(
+        [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in artifacts]
+    )
+    fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
+    return {a.uid: {f: row[f] for f in fields} for a, row in zip(artifacts, rows, strict=True)}
+
+
+def claim_space(tx: Tx, ns: str, space: Space | None) -> None:
+    """In a write transaction that embeds: the namespace's space must be this one.
+
+    The first embedding write creates it. A writer with another model is refused (and its
+    transaction rolled back), so a namespace never mixes two models; with embeddings off
+    the space is marked stale, so search refuses until `memorepair reindex`.
+    """
+    if space is None:
+        tx.run(MARK_SPACE_STALE, ns=ns)
+        return
+    (found,) = tx.run(CLAIM_SPACE, ns=ns, model=space.model, dimension=space.dimension)
+    if found["model"] != space.model or found["dimension"] != space.dimension:
+        raise EmbeddingError(
+            f"namespace {ns!r} is embedded with {found['model']} (dimension "
+            f"{found['dimension']}), but the configured embedder is {space.model} (dimension "
+            f"{space.dimension}): run `memorepair reindex` to re-embed it with the new model, "
+            "or configure the old one again"
+        )

@@ -1,0 +1,100 @@
+"""`reindex`: re-embed a namespace with the configured embedder, and redo its meta terms.
+
+Changing the model (or its dimension) leaves the namespace's embeddings in the old
+vector space; search refuses to compare across spaces, so the namespace is re-embedded
+here, in batches, with progress. The space is marked `reindexing` first (search refuses
+meanwhile rather than answer from a mix) and `ready` once every served or staged version
+has an embedding of the new model. Meta terms are rewritten for every version, since the
+searchable meta fields may have changed too. It refuses while a repair of the namespace
+is open: its staged successors would be embedded with the model they were staged with.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from memorepair import queries
+from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
+from memorepair.errors import EmbeddingError
+from memorepair.store import Store
+
+OPEN_EVENTS = queries.named("events/open_events")
+READ_SEARCH_TEXT = queries.named("serving/read_search_text")
+REINDEX_TARGETS = queries.named("serving/reindex_targets")
+SET_SPACE = queries.named("serving/set_space")
+WRITE_SEARCH_FIELDS = queries.named("serving/write_search_fields")
+
+
+@dataclass(frozen=True)
+class ReindexReport:
+    model: str
+    dimension: int
+    versions: int
+    embedded: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "dimension": self.dimension,
+            "versions": self.versions,
+            "embedded": self.embedded,
+            "seconds": self.seconds,
+        }
+
+
+def reindex(
+    store: Store,
+    ns: str,
+    *,
+    force: bool = False,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> ReindexReport:
+    """Embed every served or staged version whose embedding is not of the configured model
+    (all of them with `force`), rewrite every version's meta terms, then mark it ready."""
+    started = time.perf_counter()
+    settings = store.settings
+    if not settings.embeddings:
+        raise EmbeddingError("embeddings are off (MEMOREPAIR_EMBEDDINGS=false): nothing to do")
+    open_events = store.read(OPEN_EVENTS, ns=ns)
+    if open_events:
+        ids = [row["id"] for row in open_events][:5]
+        raise EmbeddingError(
+            f"namespace {ns!r} has open repair events {ids}: finish them first "
+            "(`memorepair resume`), then reindex"
+        )
+    embedder = embedder_for(settings)
+    space = Space(embedder.name, embedder.dimension)
+    store.write(SET_SPACE, ns=ns, model=space.model, dimension=space.dimension, state="reindexing")
+    targets = store.read(REINDEX_TARGETS, ns=ns)
+    fields = tuple(settings.search_meta_fields)
+    embedded = 0
+    size = settings.batch_size
+    for start in range(0, len(targets), size):
+        batch = targets[start : start + size]
+        stale = {row["vid"] for row in batch if force or row["model"] != space.model}
+        rows = store.read(READ_SEARCH_TEXT, vids=[row["vid"] for row in batch])
+        for row in rows:
+            row["meta_terms"] = meta_terms(json.loads(row["meta"]) if row["meta"] else None, fields)
+        fresh = embed_rows(embedder, [r for r in rows if r["vid"] in stale])
+        embedded += sum(1 for r in fresh if r["embedding"] is not None)
+        writes = [
+            {
+                "vid": r["vid"],
+                "meta_terms": r["meta_terms"],
+                "embedding": r.get("embedding"),
+                "embedding_model": r.get("embedding_model"),
+                "embedding_dim": r.get("embedding_dim"),
+            }
+            for r in rows
+        ]
+        store.write(WRITE_SEARCH_FIELDS, rows=writes)
+        progress(min(start + size, len(targets)), len(targets))
+    store.write(SET_SPACE, ns=ns, model=space.model, dimension=space.dimension, state="ready")
+    return ReindexReport(
+        space.model, space.dimension, len(targets), embedded, time.perf_counter() - started
+    )

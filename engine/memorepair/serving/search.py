@@ -1,0 +1,412 @@
+"""Served-only hybrid search: the exact served top-k for the filters, in three modes.
+
+Neo4j 5.26's vector index ranks its whole content first and filters afterwards: with a
+filter that keeps 1% of the nodes, "the index's top-10, then drop what is not served"
+returns almost nothing, and every repair leaves withdrawn versions in the index. So each
+ranking here is built per query by one of three paths, chosen by what the filters keep:
+
+- *index*: the vector index's nearest `fetch` versions, of which only the served ones
+  (`Live`) passing the filters count; `fetch` widens (at most `ROUNDS` queries, up to
+  `MAX_FETCH`) until `k` pass or the index has nothing more.
+- *scan*: when fewer than `SCAN_RATE` of the index's first answer passed, the filtered
+  set is probably small: the versions that can pass the filters are found through the
+  full-text index's filter fields (namespace, kind, meta terms), at most `SCAN_CAP`; if
+  that set is complete it is scored exactly (cosine) and the answer is exact.
+- *all*: otherwise every served version of the namespace (of the kinds asked) is scored
+  exactly: slower, never incomplete.
+
+Full-text ranking (BM25) filters namespace, kind and meta inside Lucene with zero-boost
+clauses, so its ranking is already that of the filtered set; only served-ness and the
+exact filter values are checked after it, widening the same way. `hybrid` is the
+reciprocal-rank fusion (RRF, k=60) of the two rankings, each `DEPTH` times k deep.
+Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
+ever returned, whatever the mode, and a query is refused unless its embedder is the one
+the namespace's embeddings were made with.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from memorepair import queries
+from memorepair.embedding import Embedder, embedder_for, meta_value
+from memorepair.errors import EmbeddingError, InputError
+from memorepair.model import Kind, artifact_key
+from memorepair.store import Row, Store
+
+GET_SPACE = queries.named("serving/get_space")
+SEARCH_RELATED = queries.named("serving/search_related")
+SEARCH_TEXT = queries.named("serving/search_text")
+SEARCH_TEXT_ALL = queries.named("serving/search_text_all")
+SEARCH_VECTOR_ALL = queries.named("serving/search_vector_all")
+SEARCH_VECTOR_INDEX = queries.named("serving/search_vector_index")
+SEARCH_VECTOR_SCAN = queries.named("serving/search_vector_scan")
+
+Mode = Literal["hybrid", "vector", "text"]
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
+
+#: Reciprocal-rank fusion constant (Cormack et al.; Graphiti and most hybrid stores use 60).
+RRF_K = 60
+#: Each mode's ranking is fused this many times k deep.
+DEPTH = 2
+#: Largest filtered set the scan path scores exactly (about 25 us per version here).
+SCAN_CAP = 2000
+#: The scan is tried when fewer than this share of the index's first answer passed.
+SCAN_RATE = 0.05
+#: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
+#: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
+#: fetching 40 and 0.985 fetching 100 (0.94 at 1e4 fetching 64), so it is asked for 10k.
+FIRST_FETCH = 10
+MIN_FETCH = 100
+MAX_FETCH = 4000
+ROUNDS = 3
+#: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
+MAX_TERMS = 64
+MAX_K = 1000
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One served version: pin `uid@version` to read exactly what was ranked.
+
+    `ranks` holds its 1-based rank in each mode that ranked it (None where it was not in
+    that mode's top); `score` is the mode's own (cosine in [0, 1], BM25, or RRF).
+    `related_to` is set on a neighbour reached over RELATED from that hit.
+    """
+
+    uid: str
+    version: int
+    kind: str
+    score: float | None
+    ranks: dict[str, int | None]
+    content: str
+    related_to: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "version": self.version,
+            "kind": self.kind,
+            "score": self.score,
+            "ranks": dict(self.ranks),
+            "content": self.content,
+            "related_to": self.related_to,
+        }
+
+
+@dataclass(frozen=True)
+class Filters:
+    """What a hit must satisfy besides being served: checked exactly in every path."""
+
+    ns: str
+    kinds: tuple[str, ...] | None = None
+    meta: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "ns": self.ns,
+            "kinds": list(self.kinds) if self.kinds else None,
+            "meta": list(self.meta),
+            "since": self.since,
+            "until": self.until,
+        }
+
+    @property
+    def narrowed(self) -> bool:
+        """Anything beyond the namespace: the filtered set may be small."""
+        return bool(self.kinds or self.meta or self.since or self.until)
+
+
+@dataclass
+class Ranking:
+    """One mode's ranking, with the path that produced it (for benchmarks and --debug)."""
+
+    rows: list[Row]
+    path: str
+    queries: int = 0
+
+
+def filters(
+    ns: str,
+    *,
+    kinds: Sequence[str] | None,
+    meta: Mapping[str, Any] | None,
+    since: datetime | str | None,
+    until: datetime | str | None,
+    searchable: Sequence[str],
+) -> Filters:
+    """Validated filters; a meta field settings do not make searchable is refused."""
+    if kinds is not None:
+        unknown = [k for k in kinds if k not in {kind.value for kind in Kind}]
+        if unknown:
+            raise InputError(f"unknown kinds {unknown}; use {[k.value for k in Kind]}")
+    terms: list[str] = []
+    for key, value in (meta or {}).items():
+        if key not in searchable:
+            raise InputError(
+                f"meta field {key!r} is not searchable; add it to MEMOREPAIR_SEARCH_META_FIELDS "
+                f"(now {list(searchable)}) and run `memorepair reindex`"
+            )
+        text = meta_value(value)
+        if text is None:
+            raise InputError(f"meta filter {key!r}: a string, number or boolean, got {value!r}")
+        terms.append(f"{key}={text}")
+    return Filters(
+        ns,
+        tuple(sorted(set(kinds))) if kinds else None,
+        tuple(sorted(set(terms))),
+        _instant("since", since),
+        _instant("until", until),
+    )
+
+
+def _instant(name: str, value: datetime | str | None) -> datetime | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError as exc:
+            raise InputError(f"{name}: not an ISO 8601 time: {value!r}") from exc
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+# ---- Lucene query text (values are escaped; the query itself is a parameter) -------------
+def _phrase(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def lucene_filter(f: Filters) -> str:
+    """Zero-boost clauses that keep the namespace, kinds and meta terms (a superset: the
+    analyzer may split values; the queries then check the exact values)."""
+    clauses = [f"+ns:{_phrase(f.ns)}^0"]
+    if f.kinds:
+        clauses.append("+kind:(" + " ".join(_phrase(k) for k in f.kinds) + ")^0")
+    clauses += [f"+meta_terms:{_phrase(term)}^0" for term in f.meta]
+    return " ".join(clauses)
+
+
+def lucene_text(text: str, f: Filters) -> str | None:
+    """The text query: any of its words in content or meta terms, within the filters.
+    Words are lower-cased, so none reads as an operator (AND, OR, NOT)."""
+    words = _WORD.findall(text.lower())[:MAX_TERMS]
+    if not words:
+        return None
+    terms = " ".join(words)
+    return f"+(content:({terms}) meta_terms:({terms})) {lucene_filter(f)}"
+
+
+# ---- strategy (pure) ------------------------------------------------------------------------
+def first_fetch(k: int) -> int:
+    return min(MAX_FETCH, max(MIN_FETCH, FIRST_FETCH * k))
+
+
+def widen(k: int, fetch: int, passed: int) -> int:
+    """The next fetch after `passed` of `fetch` passed: enough for k at the observed pass
+    rate with a 1.5x margin, at least four times the last, at most MAX_FETCH."""
+    rate = (passed + 1) / (fetch + 1)
+    wanted = math.ceil(1.5 * k / rate)
+    return min(MAX_FETCH, max(4 * fetch, wanted))
+
+
+def fuse(rankings: Mapping[str, Sequence[Row]], k: int) -> list[Hit]:
+    """Reciprocal-rank fusion: score = sum over modes of 1 / (RRF_K + rank)."""
+    merged: dict[str, Row] = {}
+    ranks: dict[str, dict[str, int | None]] = {}
+    scores: dict[str, float] = {}
+    for mode, rows in rankings.items():
+        for rank, row in enumerate(rows, start=1):
+            uid = row["uid"]
+            merged.setdefault(uid, row)
+            ranks.setdefault(uid, {m: None for m in rankings})[mode] = rank
+            scores[uid] = scores.get(uid, 0.0) + 1.0 / (RRF_K + rank)
+    order = sorted(merged, key=lambda uid: (-scores[uid], uid))[:k]
+    return [_hit(merged[uid], scores[uid], ranks[uid]) for uid in order]
+
+
+def _hit(row: Row, score: float | None, ranks: dict[str, int | None]) -> Hit:
+    return Hit(
+        uid=row["uid"],
+        version=int(row["version"]),
+        kind=row["kind"],
+        score=score,
+        ranks=ranks,
+        content=row.get("content") or "",
+        related_to=row.get("related_to"),
+    )
+
+
+# ---- running a search -----------------------------------------------------------------------
+class Searcher:
+    """Runs searches for one store; hybrid runs its two rankings on two threads."""
+
+    def __init__(self, store: Store, embedder: Embedder | None = None) -> None:
+        self.store = store
+        self._embedder = embedder
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            settings = self.store.settings
+            if not settings.embeddings:
+                raise EmbeddingError(
+                    "embeddings are off (MEMOREPAIR_EMBEDDINGS=false): search with mode "
+                    "'text', or turn them on and run `memorepair reindex`"
+                )
+            self._embedder = embedder_for(settings)
+        return self._embedder
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+
+    def search(self, text: str, k: int, f: Filters, mode: Mode, related: bool = False) -> list[Hit]:
+        if mode not in MODES:
+            raise InputError(f"mode must be one of {list(MODES)}, got {mode!r}")
+        if not 1 <= k <= MAX_K:
+            raise InputError(f"k must be between 1 and {MAX_K}, got {k}")
+        if mode == "vector":
+            rows = self.vector(text, k, f).rows
+            hits = [_hit(r, r["score"], {"vector": n}) for n, r in enumerate(rows, start=1)]
+        elif mode == "text":
+            rows = self.text(text, k, f).rows
+            hits = [_hit(r, r["score"], {"text": n}) for n, r in enumerate(rows, start=1)]
+        else:
+            hits = fuse(self.hybrid(text, DEPTH * k, f), k)
+        return hits + self._related(hits, f) if related else hits
+
+    def hybrid(self, text: str, depth: int, f: Filters) -> dict[str, list[Row]]:
+        """Both rankings, `depth` deep, at once (each query runs on one server core)."""
+        vector_for = self.embedder  # refuse before starting anything
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-search")
+        vector = self._pool.submit(self.vector, text, depth, f, vector_for)
+        lexical = self.text(text, depth, f)
+        return {"vector": vector.result().rows, "text": lexical.rows}
+
+    # ---- vector ranking ----
+    def vector(self, text: str, k: int, f: Filters, embedder: Embedder | None = None) -> Ranking:
+        embedder = embedder or self.embedder
+        (vector,) = embedder.embed([text])
+        fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
+
+        def run(fetch: int) -> Row:
+            (found,) = self.store.read(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
+            self._check_space(found, embedder, f.ns)
+            return found
+
+        def scan() -> Ranking | None:
+            (found,) = self.store.read(
+                SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed
+            )
+            if found["returned"] >= SCAN_CAP:
+                return None  # too many to score exactly: widen the index path instead
+            return Ranking(found["hits"], f"scan:{found['returned']}", 2)
+
+        ranking = _widened(run, k, "index", scan)
+        if ranking is None:
+            (found,) = self.store.read(SEARCH_VECTOR_ALL, **fixed)
+            self._check_space(found, embedder, f.ns)
+            ranking = Ranking(found["hits"], "all", ROUNDS + 2)
+        return ranking
+
+    def _check_space(self, found: Row, embedder: Embedder, ns: str) -> None:
+        """Refuse a query whose model is not the namespace's (or while it is re-embedded)."""
+        model, dimension, state = found.get("model"), found.get("dimension"), found.get("state")
+        if model is None:
+            (space,) = self.store.read(GET_SPACE, ns=ns)
+            if space["serves"]:
+                raise EmbeddingError(
+                    f"namespace {ns!r} has served versions but no embeddings "
+                    "(recorded before search existed): run `memorepair reindex`"
+                )
+            return
+        if state == "reindexing":
+            raise EmbeddingError(
+                f"namespace {ns!r} is being re-embedded with {model}; search "
+                "again once `memorepair reindex` has finished"
+            )
+        if state == "stale":
+            raise EmbeddingError(
+                f"namespace {ns!r} has versions written with embeddings off: "
+                "run `memorepair reindex`"
+            )
+        if model != embedder.name or dimension != embedder.dimension:
+            raise EmbeddingError(
+                f"namespace {ns!r} is embedded with {model} (dimension "
+                f"{dimension}) but this query uses {embedder.name} (dimension "
+                f"{embedder.dimension}): configure that model again, or run "
+                "`memorepair reindex` to re-embed the namespace with the new one"
+            )
+
+    # ---- text ranking ----
+    def text(self, text: str, k: int, f: Filters) -> Ranking:
+        query = lucene_text(text, f)
+        if query is None:
+            return Ranking([], "empty", 0)
+        fixed = {**f.params(), "lucene": query, "k": k}
+
+        def run(fetch: int) -> Row:
+            (found,) = self.store.read(SEARCH_TEXT, fetch=fetch, **fixed)
+            return found
+
+        ranking = _widened(run, k, "index")
+        if ranking is None:
+            (found,) = self.store.read(SEARCH_TEXT_ALL, **fixed)
+            ranking = Ranking(found["hits"], "all", ROUNDS + 1)
+        return ranking
+
+    # ---- neighbours ----
+    def _related(self, hits: Sequence[Hit], f: Filters) -> list[Hit]:
+        seen = {h.uid for h in hits}
+        keys = [artifact_key(f.ns, h.uid) for h in hits]
+        out: list[Hit] = []
+        for row in self.store.read(SEARCH_RELATED, keys=keys, **f.params()):
+            if row["uid"] in seen:
+                continue
+            seen.add(row["uid"])
+            out.append(_hit(row, None, {}))
+        return out
+
+
+def _widened(
+    run: Callable[[int], Row],
+    k: int,
+    name: str,
+    scan: Callable[[], Ranking | None] | None = None,
+) -> Ranking | None:
+    """Ask for more until k pass or nothing more exists; None after ROUNDS without.
+
+    When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
+    small: `scan` scores it exactly if it is small enough (else the widening goes on).
+    """
+    fetch = first_fetch(k)
+    steps: list[str] = []
+    for round_ in range(1, ROUNDS + 1):
+        found = run(fetch)
+        steps.append(str(fetch))
+        passed = len(found["hits"])
+        if passed >= k or found["returned"] < fetch:
+            return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_)
+        if round_ == 1 and scan is not None and (passed + 1) / (fetch + 1) < SCAN_RATE:
+            scanned = scan()
+            if scanned is not None:
+                scanned.path = f"{name}:{fetch}>{scanned.path}"
+                return scanned
+            steps.append("scan:capped")
+        if fetch >= MAX_FETCH:
+            break
+        fetch = widen(k, fetch, passed)
+    return None

@@ -1,0 +1,317 @@
+"""Served-only search against the real Neo4j: never a withdrawn, staged or superseded
+version in any mode (after, during, and with a repair paused half-way), the exact filtered
+top-k at 1% selectivity, and the refusal of a query of another embedding model."""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reliability_support import correct_event, fan_memory, run_cli, start_paused, write_event
+
+from memorepair.api import MemoryStore, open_store
+from memorepair.embedding import embedder_for
+from memorepair.errors import EmbeddingError, InputError
+from memorepair.model import ArtifactIn, Kind
+from memorepair.serving.search import Searcher, filters
+from memorepair.settings import Settings
+
+NO_FILTER: dict[str, Any] = {"kinds": None, "meta": None, "since": None, "until": None}
+
+MODES = ("hybrid", "vector", "text")
+SECRET = "The launch code for project Falcon is seven four one."
+QUERY = "launch code of project Falcon"
+
+
+def _pins(memory: MemoryStore, query: str, k: int = 10, **kw: Any) -> dict[str, set[tuple]]:
+    return {
+        mode: {(h.uid, h.version) for h in memory.search(query, k, mode=mode, **kw)}
+        for mode in MODES
+    }
+
+
+def _duplicate_memory() -> list[ArtifactIn]:
+    """A source record, a summary derived from it that nearly repeats it (the query's best
+    match), and unrelated memory around them."""
+    items = [
+        ArtifactIn(uid="src", kind=Kind.RECORD, content=SECRET),
+        ArtifactIn(uid="dup", kind=Kind.SUMMARY, content=f"- {SECRET} [src@v1]", inputs=["src"]),
+        ArtifactIn(
+            uid="other", kind=Kind.RECORD, content="Ana's hotel in Zurich is near the lake."
+        ),
+    ]
+    items += [
+        ArtifactIn(uid=f"n-{i}", kind=Kind.RECORD, content=f"Note {i}: the train leaves at {i}:00.")
+        for i in range(30)
+    ]
+    return items
+
+
+def test_withdrawn_near_duplicate_never_returned_and_successor_returned(
+    memory: MemoryStore,
+) -> None:
+    memory.import_items(_duplicate_memory())
+    before = _pins(memory, QUERY)
+    for mode in MODES:  # the near-duplicate is the best match before the repair
+        assert {("src", 1), ("dup", 1)} <= before[mode], (mode, before[mode])
+        assert memory.search(QUERY, 1, mode=mode)[0].uid in {"src", "dup"}
+
+    fixed = "The launch code for project Falcon is nine nine two."
+    report = memory.repair(
+        {
+            "id": "fix",
+            "type": "correct",
+            "roots": ["src"],
+            "replacements": [{"replaces": "src", "content": fixed}],
+        }
+    )
+    assert report.published == ["dup"]
+    after = _pins(memory, QUERY)
+    for mode in MODES:
+        assert not {("src", 1), ("dup", 1)} & after[mode], (mode, after[mode])
+        assert {("src", 2), ("dup", 2)} <= after[mode], (mode, after[mode])
+    successor = next(h for h in memory.search(QUERY, 5) if h.uid == "dup")
+    assert "nine nine two" in successor.content and "seven four one" not in successor.content
+
+    memory.repair({"id": "gone", "type": "delete", "roots": ["src"]})
+    gone = _pins(memory, QUERY, k=50)
+    for mode in MODES:  # deleted root and removed summary: no version of either, ever
+        assert not {uid for uid, _ in gone[mode]} & {"src", "dup"}, (mode, gone[mode])
+
+
+def test_search_during_repair_never_sees_cascade_or_staged_versions(memory: MemoryStore) -> None:
+    width = 1500
+    memory.import_items(fan_memory(width))
+    rows: list[tuple[float, float, str, set[tuple[str, int]]]] = []
+    stop = threading.Event()
+    failures: list[BaseException] = []
+
+    def reader() -> None:
+        with open_store(ns=memory.ns, settings=memory.settings) as other:
+            n = 0
+            while not stop.is_set():
+                mode = MODES[n % 3]
+                n += 1
+                start = time.monotonic()
+                try:
+                    hits = other.search("root v1 retained", 30, mode=mode)  # type: ignore[arg-type]
+                except BaseException as exc:  # surfaced in the test thread
+                    failures.append(exc)
+                    return
+                rows.append((start, time.monotonic(), mode, {(h.uid, h.version) for h in hits}))
+
+    thread = threading.Thread(target=reader)
+    thread.start()
+    marks: dict[str, float] = {}
+    try:
+        time.sleep(1.0)
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase == "barrier" and done == 1:
+                marks["barrier"] = time.monotonic()
+            if phase == "validate":
+                marks["validated"] = time.monotonic()
+
+        report = memory.repair(correct_event("big", "root", "root v2"), progress=progress)
+        marks["end"] = time.monotonic()
+        time.sleep(1.0)
+    finally:
+        stop.set()
+        thread.join(timeout=60)
+    assert not failures, failures
+    assert report.status == "completed" and len(report.published) == width
+    cascade = {f"c-{i}" for i in range(width)} | {"root"}
+    stale = [
+        r
+        for r in rows
+        if r[0] > marks["barrier"] and any(uid in cascade and v == 1 for uid, v in r[3])
+    ]
+    early = [
+        r
+        for r in rows
+        if r[1] < marks["validated"] and any(uid.startswith("c-") and v > 1 for uid, v in r[3])
+    ]
+    assert not stale and not early, (stale[:2], early[:2])
+    during = [r for r in rows if r[0] > marks["barrier"] and r[1] < marks["validated"]]
+    after = [r for r in rows if r[0] > marks["end"]]
+    assert during and after, (len(during), len(after))
+    assert {r[2] for r in during} == set(MODES)
+    for _, _, mode, pins in after:  # the successors are found once published
+        assert any(uid.startswith("c-") and v == 2 for uid, v in pins), mode
+
+
+@pytest.mark.parametrize("phase", ["withdrawn", "staged"])
+def test_search_while_a_repair_is_paused_half_way(
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path, phase: str
+) -> None:
+    memory.import_items(_duplicate_memory())
+    event = write_event(
+        tmp_path,
+        {
+            "id": f"pause-{phase}",
+            "type": "correct",
+            "roots": ["src"],
+            "replacements": [{"replaces": "src", "content": "Falcon's launch code changed."}],
+        },
+    )
+    paused = start_paused(neo4j_settings, memory.ns, event, f"pause-{phase}", phase)
+    try:
+        held = _pins(memory, QUERY, k=50)
+        for mode in MODES:  # withdrawn dup@1 and, after staging, unpublished dup@2: neither
+            assert not {uid for uid, _ in held[mode]} & {"dup"}, (mode, held[mode])
+            assert ("src", 1) not in held[mode] and ("src", 2) in held[mode], held[mode]
+        if phase == "staged":
+            [staged] = [v for v in memory.lineage("dup") if v["visibility"] == "Staged"]
+            assert staged["version"] == 2
+    finally:
+        paused.kill()
+    done = run_cli(memory.ns, "resume")
+    assert done.returncode == 0, done.stderr
+    after = _pins(memory, QUERY)
+    for mode in MODES:
+        assert ("dup", 2) in after[mode] and ("dup", 1) not in after[mode], (mode, after[mode])
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b, strict=True)) / (
+        math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    )
+
+
+def test_filters_at_one_percent_selectivity_return_the_exact_top_k(
+    neo4j_settings: Settings,
+) -> None:
+    settings = neo4j_settings.model_copy(update={"search_meta_fields": ["topic"]})
+    with _store(settings) as memory:
+        texts = [
+            f"{word} report {i}: the {word} of the {colour} team was reviewed on day {i % 31}."
+            for i, (word, colour) in enumerate(
+                (w, c)
+                for c in ("red", "blue", "green", "amber", "grey")
+                for w in ("budget", "schedule", "travel", "hiring", "security", "launch")
+                for _ in range(70)
+            )
+        ]
+        memory.import_items(
+            ArtifactIn(
+                uid=f"a-{i}",
+                kind=Kind.SUMMARY if i % 2 else Kind.RECORD,
+                content=text,
+                meta={"topic": f"t{i % 100}"},
+            )
+            for i, text in enumerate(texts)
+        )
+        query = "security review of the amber team"
+        wanted = [i for i in range(len(texts)) if i % 100 == 7]  # 1% of the memory
+        assert len(wanted) == len(texts) // 100 and len(wanted) >= 20
+        embedder = embedder_for(settings)
+        qv = embedder.embed([query])[0]
+        vectors = embedder.embed([texts[i] for i in wanted])
+        exact = sorted(wanted, key=lambda i: -_cosine(qv, vectors[wanted.index(i)]))
+        for mode in MODES:
+            hits = memory.search(query, 10, meta={"topic": "t7"}, mode=mode)  # type: ignore[arg-type]
+            assert len(hits) == 10, mode
+            assert all(h.uid in {f"a-{i}" for i in wanted} for h in hits), mode
+        got = [h.uid for h in memory.search(query, 10, meta={"topic": "t7"}, mode="vector")]
+        assert got == [f"a-{i}" for i in exact[:10]]
+        # kinds and meta together still give k (the set has 1% / 2 of the memory, >= 10)
+        both = memory.search(query, 10, kinds=["summary"], meta={"topic": "t7"})
+        assert len(both) == 10 and all(h.kind == "summary" for h in both)
+        with pytest.raises(InputError, match="not searchable"):
+            memory.search(query, meta={"colour": "red"})
+
+        # the path each ranking took: 1% is scored exactly after one index query, no
+        # filter stays on the index, a filter nothing passes ends exhaustive (or with the
+        # index exhausted: nothing more to widen to)
+        searcher = Searcher(memory.store)
+
+        def path(**kw: Any) -> str:
+            f = filters(memory.ns, searchable=["topic"], **{**NO_FILTER, **kw})
+            return searcher.vector(query, 10, f).path
+
+        assert path(meta={"topic": "t7"}).endswith(">scan:21")  # 21 versions have t7
+        assert path().startswith("index:100")  # (other namespaces in the index may widen it)
+        future = datetime.now(UTC) + timedelta(hours=1)
+        assert path(since=future).startswith("index:100>scan:capped>")  # 2100 > SCAN_CAP
+        for mode in MODES:
+            assert memory.search(query, 10, since=future, mode=mode) == []  # type: ignore[arg-type]
+        searcher.close()
+
+
+@pytest.fixture
+def other_model(neo4j_settings: Settings) -> Settings:
+    return neo4j_settings.model_copy(update={"embedding_dimension": 64})
+
+
+def _store(settings: Settings, ns: str | None = None) -> Any:
+    import uuid
+
+    return _Cleared(open_store(ns=ns or f"t{uuid.uuid4().hex[:12]}", settings=settings))
+
+
+class _Cleared:
+    """A store whose namespace is cleared when the block ends."""
+
+    def __init__(self, memory: MemoryStore) -> None:
+        self.memory = memory
+
+    def __enter__(self) -> MemoryStore:
+        return self.memory
+
+    def __exit__(self, *_: object) -> None:
+        self.memory.clear()
+        self.memory.close()
+
+
+def test_another_embedder_is_refused_until_reindex(
+    memory: MemoryStore, other_model: Settings
+) -> None:
+    memory.import_items(_duplicate_memory())
+    with open_store(ns=memory.ns, settings=other_model) as changed:
+        for mode in ("hybrid", "vector"):
+            with pytest.raises(EmbeddingError, match=r"embedded with wordllama/l2_supercat-256"):
+                changed.search(QUERY, mode=mode)  # type: ignore[arg-type]
+        assert changed.search(QUERY, mode="text")  # words need no model
+        with pytest.raises(EmbeddingError, match="reindex"):
+            changed.record({"uid": "late", "kind": "record", "content": "x"})
+        with pytest.raises(EmbeddingError, match="nothing was withdrawn"):
+            changed.repair({"id": "refused", "type": "delete", "roots": ["src"]})
+        assert changed.retrieve(uid="src")  # the refused repair withdrew nothing
+
+        report = changed.reindex()
+        assert report.model == "wordllama/l2_supercat-64" and report.embedded == report.versions
+        assert report.versions == 33
+        hits = changed.search(QUERY, 3, mode="vector")
+        assert hits[0].uid in {"src", "dup"}
+        changed.record({"uid": "late", "kind": "record", "content": "Falcon launch moved."})
+    with pytest.raises(EmbeddingError, match="l2_supercat-64"):  # now the old one is refused
+        memory.search(QUERY)
+
+
+def test_cli_search_and_reindex(memory: MemoryStore) -> None:
+    from click.testing import CliRunner
+
+    from memorepair import sample
+    from memorepair.cli import cli
+
+    def run(*args: str) -> Any:
+        result = CliRunner().invoke(cli, ["--ns", memory.ns, *args], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.output
+
+    run("import", str(sample.path("memory.jsonl")), "--json")
+    hits = json.loads(run("search", "hotel in Zurich", "-k", "3", "--kind", "record", "--json"))
+    assert len(hits) == 3 and hits[0]["uid"] == "turn-03"
+    assert all(h["kind"] == "record" and h["version"] == 1 for h in hits)
+    assert set(hits[0]["ranks"]) == {"vector", "text"}
+    table = run("search", "hotel in Zurich", "-k", "2", "--mode", "text", "--related")
+    assert "turn-03@1" in table and "~sum-zurich" in table  # a RELATED neighbour, marked
+    report = json.loads(run("reindex", "--json", "--force"))
+    assert report["versions"] == 32 and report["embedded"] == 32
+    assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"

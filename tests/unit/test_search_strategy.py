@@ -1,0 +1,83 @@
+"""Search's pure parts: filters, Lucene query text, widening and rank fusion."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memorepair.errors import InputError
+from memorepair.serving.search import (
+    MAX_FETCH,
+    MAX_TERMS,
+    RRF_K,
+    Filters,
+    filters,
+    first_fetch,
+    fuse,
+    lucene_filter,
+    lucene_text,
+    widen,
+)
+
+
+def test_filters_are_validated_and_normalised() -> None:
+    f = filters(
+        "team-a",
+        kinds=["summary", "record", "summary"],
+        meta={"topic": "travel", "n": 3},
+        since="2026-01-02T03:04:05",
+        until=None,
+        searchable=["topic", "n"],
+    )
+    assert f.kinds == ("record", "summary")
+    assert f.meta == ("n=3", "topic=travel")
+    assert f.since == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    assert f.narrowed and not Filters("team-a").narrowed
+    with pytest.raises(InputError, match="unknown kinds"):
+        filters("x", kinds=["note"], meta=None, since=None, until=None, searchable=[])
+    with pytest.raises(InputError, match="MEMOREPAIR_SEARCH_META_FIELDS"):
+        filters("x", kinds=None, meta={"topic": "a"}, since=None, until=None, searchable=[])
+    with pytest.raises(InputError, match="ISO 8601"):
+        filters("x", kinds=None, meta=None, since="yesterday", until=None, searchable=[])
+    with pytest.raises(InputError, match="string, number or boolean"):
+        filters("x", kinds=None, meta={"t": [1]}, since=None, until=None, searchable=["t"])
+
+
+def test_lucene_text_escapes_values_and_never_reads_operators() -> None:
+    f = Filters("ns.1", ("summary",), ('say="hi" \\ there',))
+    query = lucene_text('Who said AND "NOT" (x) || y*?', f)
+    assert query == (
+        "+(content:(who said and not x y) meta_terms:(who said and not x y)) "
+        '+ns:"ns.1"^0 +kind:("summary")^0 +meta_terms:"say=\\"hi\\" \\\\ there"^0'
+    )
+    assert lucene_text("?? !! --", f) is None
+    long = " ".join(f"w{i}" for i in range(200))
+    text = lucene_text(long, Filters("n"))
+    assert text is not None and text.count("w") == 2 * MAX_TERMS
+    assert lucene_filter(Filters("n")) == '+ns:"n"^0'
+
+
+def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
+    assert first_fetch(10) == 100 and first_fetch(1) == 100 and first_fetch(5000) == MAX_FETCH
+    assert first_fetch(20) == 200
+    assert widen(10, 40, 4) == 160  # four times at least
+    assert widen(10, 100, 0) == 1515  # nothing passed: k / (1/101) with a 1.5 margin
+    assert widen(10, 1000, 0) == MAX_FETCH
+    fetch, rounds = first_fetch(10), 1
+    while fetch < MAX_FETCH:  # widening always terminates at the cap
+        fetch, rounds = widen(10, fetch, 0), rounds + 1
+    assert rounds <= 3
+
+
+def test_fusion_is_reciprocal_rank_with_per_mode_ranks() -> None:
+    def row(uid: str) -> dict[str, object]:
+        return {"uid": uid, "version": 1, "kind": "record", "content": uid}
+
+    hits = fuse({"vector": [row("a"), row("b"), row("c")], "text": [row("b"), row("d")]}, 3)
+    assert [h.uid for h in hits] == ["b", "a", "d"]
+    assert hits[0].score == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))
+    assert hits[0].ranks == {"vector": 2, "text": 1}
+    assert hits[1].ranks == {"vector": 1, "text": None}
+    assert hits[2].ranks == {"vector": None, "text": 2}
+    assert fuse({"vector": [], "text": []}, 5) == []
