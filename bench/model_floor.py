@@ -7,12 +7,13 @@ Today's model keeps one ``:Artifact`` node per version, with ``INFLUENCES`` edge
 versions, so a republish writes each successor's influence edges again. The **identity
 model** keeps one ``:Artifact`` node per version too (same labels, same visibility, same
 event edges, same serving queries), but holds the influence edges between ``:Identity``
-nodes, one per uid, and records on each version the version ids it read (``reads``, in
-input order). A republish writes the new version, its ``SUPERSEDES`` edge and its
-``reads``; it writes influence edges only where who-reads-whom changes (a dropped input:
-the edge goes; an input republished while its reader is not: the edge turns
-``INFLUENCED``, which the reach does not follow, like today's edge from a superseded
-version). docs/decisions.md (decision 12) has the design and the figures.
+nodes, one per uid, and records on each version the version of each input it read
+(``reads``, integers aligned with ``inputs``). A republish writes the new version, its
+``SUPERSEDES`` edge and its ``reads``; it writes influence edges only where who reads whom
+changes (a dropped input: the edge goes; an input republished while its reader is not:
+the edge turns ``INFLUENCED``, which the reach does not follow, like today's edge from a
+superseded version). docs/identity-model.md has the design, docs/decisions.md (decision
+12) the figures and the decision.
 
 For each ``--sizes`` artifact count, the layered memory of ``bench.perf`` is imported
 twice, once per model, into two namespaces of the same server; then ``--repeats`` times,
@@ -134,7 +135,7 @@ def _import_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
         "recipe": canonical_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": canonical_json(artifact.meta),
         "inputs": list(artifact.inputs),
-        "reads": [version_id(ns, u, 1) for u in artifact.inputs],
+        "reads": [1 for _ in artifact.inputs],
         "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
     }
 
@@ -173,7 +174,8 @@ class Plan:
     rows: dict[str, dict[str, Any]]
     order: list[str]
     fates: dict[str, Fate]
-    heads: dict[str, str] = field(default_factory=dict)
+    #: Key -> its current version's number (updated as successors are written).
+    heads: dict[str, int] = field(default_factory=dict)
     #: Removed versions the reach passed through (never republished).
     passed: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The number of each key's next version (the highest written so far plus one).
@@ -218,8 +220,8 @@ def _plan(
                 f"{len(set(by_key) - set(chosen))} extra, {len(set(chosen) - set(by_key))} "
                 "missing"
             )
-    heads = {k: r["vid"] for k, r in by_key.items()}
-    versions = {k: int(r["vid"].rpartition("@")[2]) + 1 for k, r in by_key.items()}
+    heads = {k: _version_of(r["vid"]) for k, r in by_key.items()}
+    versions = {k: v + 1 for k, v in heads.items()}
     passed = {_key_of(r["vid"]): r for r in rows if r["removed"]}
     return Plan(by_key, order, chosen, heads, passed, versions)
 
@@ -234,26 +236,38 @@ def _replay_reads(memory: MemoryStore, plan: Plan) -> None:
     for key, row in plan.rows.items():
         if not plan.republished(key):
             continue
-        known = {_key_of(v) for v in row["reads"] or ()} - set(row["behind"])
+        known = set(_read_map(memory.ns, row)) - set(row["behind"])
         wanted |= {
             k
             for u in plan.fates[key].inputs
             if (k := artifact_key(memory.ns, u)) not in plan.rows and k not in known
         }
     for found in memory.store.read(MODEL_HEADS, keys=sorted(wanted)) if wanted else ():
-        plan.heads[found["key"]] = found["vid"]
+        plan.heads[found["key"]] = _version_of(found["vid"])
 
 
-def _reads_of(plan: Plan, ns: str, key: str) -> list[str]:
-    """The version ids the new version of ``key`` reads: its inputs' current versions."""
-    old = {_key_of(v): v for v in plan.rows[key]["reads"] or ()}
+def _version_of(vid: str) -> int:
+    return int(vid.rpartition("@")[2])
+
+
+def _read_map(ns: str, row: Mapping[str, Any]) -> dict[str, int]:
+    """Input key -> the version of it that ``row``'s version read."""
+    return {
+        artifact_key(ns, uid): version
+        for uid, version in zip(row["inputs"] or (), row["reads"] or (), strict=True)
+    }
+
+
+def _reads_of(plan: Plan, ns: str, key: str) -> list[int]:
+    """The versions the new version of ``key`` reads: its inputs' current versions."""
+    old = _read_map(ns, plan.rows[key])
     reads = []
     for uid in plan.fates[key].inputs:
         k = artifact_key(ns, uid)
-        vid = plan.heads.get(k) or old.get(k)
-        if vid is None:
+        version = plan.heads.get(k) or old.get(k)
+        if version is None:
             raise RuntimeError(f"republish: {key} reads {k}, whose current version is unknown")
-        reads.append(vid)
+        reads.append(version)
     return reads
 
 
@@ -262,14 +276,14 @@ def _successor_rows(plan: Plan, ns: str, batch: list[str]) -> list[dict[str, Any
     for key in batch:
         if not plan.republished(key):
             continue
-        row = {
+        row: dict[str, Any] = {
             "vid": plan.rows[key]["vid"],
             "version": plan.versions[key],
             "inputs": list(plan.fates[key].inputs),
             "reads": _reads_of(plan, ns, key),
         }
         rows.append(row)
-        plan.heads[key] = f"{key}@{plan.versions[key]}"
+        plan.heads[key] = plan.versions[key]
     return rows
 
 
@@ -277,7 +291,7 @@ def _relink_rows(plan: Plan, ns: str) -> list[dict[str, Any]]:
     """Influence edges whose meaning changes: the only ones the identity model writes."""
     rows: list[dict[str, Any]] = []
     for key, row in (plan.rows | plan.passed).items():
-        before = {_key_of(v) for v in row["reads"] or ()}
+        before = set(_read_map(ns, row))
         if plan.republished(key):
             after = {artifact_key(ns, u) for u in plan.fates[key].inputs}
             rows += [{"src": k, "dst": key, "link": "drop"} for k in sorted(before - after)]
@@ -377,12 +391,13 @@ def _write_edge_reads(memory: MemoryStore, plan: Plan) -> None:
     for key in plan.order:
         if plan.republished(key):
             reads = _reads_of(plan, memory.ns, key)
-            rows.append({"key": key, "read_of": {_key_of(v): v for v in reads}})
+            inputs = [artifact_key(memory.ns, u) for u in plan.fates[key].inputs]
+            rows.append({"key": key, "read_of": dict(zip(inputs, reads, strict=True))})
     _write_rows(memory, MODEL_EDGE_READS, rows)
 
 
 def _close(memory: MemoryStore, plan: Plan, event_key: str) -> None:
-    published = [plan.heads[k] for k in plan.order if plan.republished(k)]
+    published = [f"{k}@{plan.heads[k]}" for k in plan.order if plan.republished(k)]
     for batch in _chunks(published, memory.settings.batch_size):
         memory.store.write(MODEL_PUBLISHED, key=event_key, vids=batch)
     staged = [
@@ -697,6 +712,20 @@ def print_run(row: Run, label: str) -> None:
     )
 
 
+def print_steps(row: Run, label: str) -> None:
+    """Each floor's steps, today's first (the identity model's ``lineage`` is its only
+    influence-edge writing; ``edge reads`` is the variant, not in its floor)."""
+    today = " ".join(f"{s} {row.today_floor[s]:.2f}" for s in FLOOR_STEPS)
+    model = " ".join(f"{s} {row.model_floor[s]:.2f}" for s in MODEL_STEPS)
+    first = "today first" if row.run % 2 else "identity first"
+    order = f"; {first}" if row.run else ""
+    print(f"{'':>9} {label}steps today: {today}")
+    print(
+        f"{'':>9} {label}steps identity: {model} (edge reads "
+        f"{row.model_floor.get('edge_reads', float('nan')):.2f}){order}"
+    )
+
+
 def _median_run(runs: list[Run]) -> Run:
     def med(get: Callable[[Run], Mapping[str, float]], keys: Iterable[str]) -> dict[str, float]:
         return {k: _median([get(r)[k] for r in runs]) for k in keys}
@@ -723,17 +752,17 @@ def bench_size(base: MemoryStore, n: int, options: Options) -> list[str]:
     for run in range(1, options.repeats + 1):
         runs.append(one_run(pair, n, run))
         print_run(runs[-1], str(run))
+        print_steps(runs[-1], "")
     median = _median_run(runs)
     print_run(median, "med")
-    floor_ratio = median.floor["today"] / median.floor["identity"]
-    steps = ", ".join(f"{s} {median.today_floor[s]:.2f}" for s in FLOOR_STEPS)
-    print(f"{'':>9} today's floor steps (medians): {steps}")
-    steps = ", ".join(f"{s} {median.model_floor[s]:.2f}" for s in MODEL_STEPS)
+    print_steps(median, "medians ")
+    ratios = [r.floor["today"] / r.floor["identity"] for r in runs]
+    totals = {m: _median([r.floor[m] for r in runs]) for m in MODELS}
     print(
-        f"{'':>9} identity floor steps (medians): {steps}; +edge reads variant "
-        f"{median.model_floor['edge_reads']:.2f}"
+        f"{'':>9} floor totals (medians) today {totals['today']:.2f} s, identity "
+        f"{totals['identity']:.2f} s: ratio {totals['today'] / totals['identity']:.2f}; "
+        f"median of the per-run ratios {_median(ratios):.2f}"
     )
-    print(f"{'':>9} ratio of the medians: today / identity = {floor_ratio:.2f}")
     print(f"{'':>9} server {_server_memory(pair.today)}")
     for line in median.differences[:20]:
         print(f"{'':>9} DIFFERENCE {line}")

@@ -1,7 +1,7 @@
 // Identity model variant (bench only, measured, not used): record the version read on
 // each influence edge instead of on the version node. Every edge into a republished
 // identity must be rewritten, since its input's current version changed too; this is
-// what that costs. Rows {key, read_of: {input key: version id read}}.
+// what that costs. Rows {key, read_of: {input key: version read}}.
 // mode: write
 // params: $rows
 UNWIND $rows AS row

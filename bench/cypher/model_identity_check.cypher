@@ -8,8 +8,8 @@
 MATCH (a:Head {ns: $ns})
 OPTIONAL MATCH (n:Identity {key: a.key})
 CALL (a) {
-  UNWIND coalesce(a.reads, []) AS r
-  OPTIONAL MATCH (p:Artifact {vid: r})
+  UNWIND range(0, size(coalesce(a.reads, [])) - 1) AS k
+  OPTIONAL MATCH (p:Artifact {vid: a.ns + '/' + a.inputs[k] + '@' + toString(a.reads[k])})
   OPTIONAL MATCH (h:Head {key: p.key})
   RETURN collect(CASE WHEN p.vid = h.vid THEN p.key END) AS current,
          collect(CASE WHEN p.vid <> h.vid THEN p.key END) AS behind,

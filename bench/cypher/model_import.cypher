@@ -1,6 +1,6 @@
 // Identity model (bench only): write a batch of first versions. Each version is an
-// Artifact node like today's, carrying in `reads` the version ids it was built from (in
-// input order); its uid gets an Identity node, and the influence edges join identities
+// Artifact node like today's, carrying in `reads` the version of each input it was built
+// from (integers aligned with `inputs`: a short array, stored inline); its uid gets an Identity node, and the influence edges join identities
 // (input identity -> derived identity), not versions. Inputs come first (input-first
 // order), so their identities exist.
 // mode: write

@@ -1,12 +1,13 @@
 // Identity model (bench only): the counterpart of audit/lineage: every version of one
-// artifact, oldest first, with the inputs it was built from, found by the version ids it
-// records in `reads` (a read that names no version shows as 'missing <vid>'), and the
-// events that withdrew or published it.
+// artifact, oldest first, with the inputs it was built from, found by the versions it
+// records in `reads` (aligned with `inputs`; a read that names no version shows as
+// 'missing <vid>'), and the events that withdrew or published it.
 // mode: read
 // params: $ns, $uid
 MATCH (a:Artifact {key: $ns + '/' + $uid})
 CALL (a) {
-  UNWIND coalesce(a.reads, []) AS r
+  UNWIND range(0, size(coalesce(a.reads, [])) - 1) AS k
+  WITH a.ns + '/' + a.inputs[k] + '@' + toString(a.reads[k]) AS r
   OPTIONAL MATCH (i:Artifact {vid: r})
   RETURN collect(coalesce(i.uid + '@' + toString(i.version), 'missing ' + r)) AS inputs
 }

@@ -4,7 +4,8 @@
 // mode: read
 // params: $ns
 MATCH (a:Live {ns: $ns})
-UNWIND coalesce(a.reads, []) AS r
+UNWIND range(0, size(coalesce(a.reads, [])) - 1) AS k
+WITH a, $ns + '/' + a.inputs[k] + '@' + toString(a.reads[k]) AS r
 OPTIONAL MATCH (p:Artifact {vid: r})
 WITH a, r, p
 WHERE p IS NULL OR NOT p:Live

@@ -1,11 +1,11 @@
 // Identity model (bench only): republish a batch, the counterpart of floor_successors: a
 // new current version (Head, Live) per artifact with its SUPERSEDES edge, the old one kept
-// as Superseded, and in `reads` the version ids it was built from (the inputs' current
-// versions, which the caller knows: it staged them or read them). No influence edge is
+// as Superseded, and in `reads` the version of each input it was built from (the inputs'
+// current versions, which the caller knows: it staged them or read them). No influence edge is
 // written: the identities' edges already say who reads whom.
 // Rows: {vid: the version replaced, version: the new one's number (the highest ever
 // written for the uid plus one, as the engine numbers them), inputs: [uid, ...],
-// reads: [vid, ...]}.
+// reads: [version, ...] aligned with inputs}.
 // mode: write
 // params: $rows
 UNWIND $rows AS row

@@ -144,11 +144,12 @@ def test_the_comparison_catches_a_wrong_identity_graph_and_a_wrong_read(
     today, alt = pair
     write_floor(today, [artifact_key(today.ns, HUB)], run=1)
     republish(alt, [artifact_key(alt.ns, HUB)], "bench-floor-1")
-    hub_read = f"{artifact_key(alt.ns, HUB)}@2"
-    cache = alt.store.driver.execute_query(
-        "MATCH (a:Live {ns: $ns}) WHERE $read IN a.reads RETURN a.uid AS uid LIMIT 1",
+    cache = alt.store.driver.execute_query(  # a successor that read the hub's successor
+        "MATCH (a:Live {ns: $ns}) "
+        "WHERE any(k IN range(0, size(a.inputs) - 1) WHERE a.inputs[k] = $hub AND a.reads[k] = 2) "
+        "RETURN a.uid AS uid LIMIT 1",
         ns=alt.ns,
-        read=hub_read,
+        hub=HUB,
     ).records[0]["uid"]
     sample = ["rec-1", cache, "sum-2", "skill-4", HUB]
     assert audit_differences(today, alt, ["bench-floor-1"], sample, roots=[HUB]) == []
@@ -163,11 +164,10 @@ def test_the_comparison_catches_a_wrong_identity_graph_and_a_wrong_read(
     assert any(f.startswith("identity graph") and lost in f for f in found), found
     # a version that records an old read: lineage and the barrier invariant both see it
     alt.store.driver.execute_query(
-        "MATCH (a:Live {key: $key}) "
-        "SET a.reads = [r IN a.reads | CASE WHEN r = $read THEN $old ELSE r END]",
+        "MATCH (a:Live {key: $key}) SET a.reads = [k IN range(0, size(a.reads) - 1) | "
+        "CASE WHEN a.inputs[k] = $hub THEN 1 ELSE a.reads[k] END]",
         key=artifact_key(alt.ns, cache),
-        read=hub_read,
-        old=f"{artifact_key(alt.ns, HUB)}@1",
+        hub=HUB,
     )
     found = audit_differences(today, alt, [], [cache])
     assert any(f.startswith(f"lineage {cache}") for f in found), found
