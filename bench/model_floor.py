@@ -44,6 +44,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from bench.perf import (
@@ -329,9 +330,13 @@ def republish(
     fates: Mapping[str, Fate] | None = None,
     *,
     edge_reads: bool = False,
+    cpu: Callable[[], float] | None = None,
 ) -> dict[str, float]:
     """Seconds per step (``MODEL_STEPS``, plus ``edge_reads`` when asked) of one repair's
     writes in the identity model, on the cascade of ``keys``.
+
+    ``cpu`` (a CPU-seconds clock) also times the ``edge_reads`` variant in CPU seconds
+    (``edge_reads_cpu``), so a caller timing the whole call can take it out.
 
     ``fates=None`` is the write floor, the counterpart of ``bench.perf.write_floor``:
     every cascade version republished with its inputs, nothing else written. With the
@@ -363,7 +368,10 @@ def republish(
     if written != expected:  # a floor that skipped work would flatter
         raise RuntimeError(f"republish wrote {written} versions; expected {expected}")
     if edge_reads:
+        start_cpu = cpu() if cpu else 0.0
         seconds["edge_reads"], _ = _timed(partial(_write_edge_reads, memory, plan))
+        if cpu:
+            seconds["edge_reads_cpu"] = cpu() - start_cpu
     if fates is not None:
         _close(memory, plan, event_key)
     return seconds
@@ -571,6 +579,9 @@ class Run:
     stale: dict[str, float]
     today_floor: dict[str, float]
     model_floor: dict[str, float]
+    #: CPU seconds (server + client) of the reach query and of each floor.
+    reach_cpu: dict[str, float]
+    floor_cpu: dict[str, float]
     differences: list[str]
 
     @property
@@ -588,9 +599,35 @@ class Pair:
     uids: list[str]
     texts: list[str]
     lineage: list[str]
+    cpu: Callable[[], float]
 
     def of(self, model: str) -> MemoryStore:
         return self.today if model == "today" else self.alt
+
+
+def cpu_clock(memory: MemoryStore) -> Callable[[], float]:
+    """CPU seconds used so far by the local server plus this process.
+
+    The machine is shared: wall times move with other people's load (2-3x here), CPU
+    seconds much less, and the server serves only this benchmark. Without a local server
+    the clock counts this process only (NaN would hide that the floor was measured).
+    """
+    tick = os.sysconf("SC_CLK_TCK")
+    stat: Path | None = None
+    if memory.settings.uses_local_server:
+        from memorepair.local_server import LocalServer
+
+        pid = LocalServer(memory.settings).status().pid
+        stat = Path(f"/proc/{pid}/stat") if pid else None
+
+    def clock() -> float:
+        server = 0.0
+        if stat is not None and stat.is_file():
+            fields = stat.read_text().rpartition(")")[2].split()
+            server = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+        return server + time.process_time()
+
+    return clock
 
 
 def _ms_quantile(values: list[float], q: int) -> float:
@@ -610,17 +647,23 @@ def _serving(memory: MemoryStore, pair: Pair) -> tuple[list[float], list[float],
     return uid_s, text_s, served
 
 
-def _reach(pair: Pair, model: str) -> tuple[float, set[str]]:
+def _reach(pair: Pair, model: str) -> tuple[float, float, set[str]]:
+    """Wall and CPU seconds of C(F) from the hub, and the uids."""
     query = REACH_CASCADE if model == "today" else MODEL_REACH
-    memory = pair.of(model)
-    return _timed(partial(reach_uids, memory, query, HUB))
+    start = pair.cpu()
+    took, reached = _timed(partial(reach_uids, pair.of(model), query, HUB))
+    return took, pair.cpu() - start, reached
 
 
-def _floor(pair: Pair, model: str, run: int) -> dict[str, float]:
+def _floor(pair: Pair, model: str, run: int) -> tuple[dict[str, float], float]:
+    """Seconds per step of one floor, and its CPU seconds (the variant taken out)."""
+    start = pair.cpu()
     if model == "today":
-        return write_floor(pair.today, [artifact_key(pair.today.ns, HUB)], run)
-    keys = [artifact_key(pair.alt.ns, HUB)]
-    return republish(pair.alt, keys, f"bench-floor-{run}", edge_reads=True)
+        steps = write_floor(pair.today, [artifact_key(pair.today.ns, HUB)], run)
+    else:
+        keys = [artifact_key(pair.alt.ns, HUB)]
+        steps = republish(pair.alt, keys, f"bench-floor-{run}", edge_reads=True, cpu=pair.cpu)
+    return steps, pair.cpu() - start - steps.pop("edge_reads_cpu", 0.0)
 
 
 def _stale_seconds(pair: Pair) -> dict[str, float]:
@@ -632,12 +675,14 @@ def _stale_seconds(pair: Pair) -> dict[str, float]:
 def one_run(pair: Pair, n: int, run: int) -> Run:
     """Reach, serving, both floors and the audit comparison, alternating who goes first."""
     models = MODELS if run % 2 else tuple(reversed(MODELS))
-    reach, reached, uid_s, text_s, served = {}, {}, {}, {}, {}
+    reach, reach_cpu, reached, uid_s, text_s, served = {}, {}, {}, {}, {}, {}
     for model in models:
-        reach[model], reached[model] = _reach(pair, model)
+        reach[model], reach_cpu[model], reached[model] = _reach(pair, model)
     for model in models:
         uid_s[model], text_s[model], served[model] = _serving(pair.of(model), pair)
-    floors = {model: _floor(pair, model, run) for model in models}
+    floors, floor_cpu = {}, {}
+    for model in models:
+        floors[model], floor_cpu[model] = _floor(pair, model, run)
     differences = audit_differences(
         pair.today, pair.alt, [f"bench-floor-{run}"], pair.lineage, roots=[HUB]
     )
@@ -656,6 +701,8 @@ def one_run(pair: Pair, n: int, run: int) -> Run:
         _stale_seconds(pair),
         floors["today"],
         floors["identity"],
+        reach_cpu,
+        floor_cpu,
         differences,
     )
 
@@ -677,7 +724,8 @@ def _pair(base: MemoryStore, n: int, options: Options) -> Pair:
     lineage += rng.sample(uids, min(len(uids), options.lineage_sample - len(lineage)))
     texts = [f"{rng.choice(('fact rec', 'cache cache', 'summary sum'))}-{rng.randrange(n // 5)}"]
     texts += [f"skill {rng.randrange(n // 10)}" for _ in range(options.text_reads - 1)]
-    return Pair(today, alt, rng.sample(uids, options.uid_reads), texts, sorted(set(lineage)))
+    uid_reads = rng.sample(uids, options.uid_reads)
+    return Pair(today, alt, uid_reads, texts, sorted(set(lineage)), cpu_clock(base))
 
 
 def print_plans(memory: MemoryStore) -> bool:
@@ -691,9 +739,9 @@ def print_plans(memory: MemoryStore) -> bool:
 
 
 HEADER = (
-    f"{'artifacts':>9} {'run':>3} {'cascade':>7} | {'reach s':>13} | {'uid p50 ms':>11} | "
-    f"{'uid p99 ms':>11} | {'text p50 ms':>13} | {'stale s':>11} | {'floor s':>13} "
-    f"{'ratio':>5} {'+edge':>5} | {'diffs':>5}"
+    f"{'artifacts':>9} {'run':>3} {'cascade':>7} | {'reach s':>13} {'cpu s':>11} | "
+    f"{'uid p50 ms':>11} {'p99 ms':>11} {'text p50 ms':>13} | {'stale s':>11} | "
+    f"{'floor s':>13} {'ratio':>5} {'cpu s':>13} {'ratio':>5} {'+edge':>5} | {'diffs':>5}"
 )
 
 
@@ -702,12 +750,14 @@ def _pairs(values: Mapping[str, float], fmt: str) -> str:
 
 
 def print_run(row: Run, label: str) -> None:
-    floor = row.floor
+    floor, cpu = row.floor, row.floor_cpu
     print(
-        f"{row.n:>9} {label:>3} {row.cascade:>7} | {_pairs(row.reach, '6.3f')} | "
-        f"{_pairs(row.uid_p50, '5.1f')} | {_pairs(row.uid_p99, '5.1f')} | "
-        f"{_pairs(row.text_p50, '6.0f')} | {_pairs(row.stale, '5.2f')} | "
-        f"{_pairs(floor, '6.2f')} {floor['today'] / floor['identity']:5.2f} "
+        f"{row.n:>9} {label:>3} {row.cascade:>7} | {_pairs(row.reach, '6.3f')} "
+        f"{_pairs(row.reach_cpu, '5.2f')} | {_pairs(row.uid_p50, '5.1f')} "
+        f"{_pairs(row.uid_p99, '5.1f')} {_pairs(row.text_p50, '6.0f')} | "
+        f"{_pairs(row.stale, '5.2f')} | {_pairs(floor, '6.2f')} "
+        f"{floor['today'] / floor['identity']:5.2f} {_pairs(cpu, '6.2f')} "
+        f"{cpu['today'] / cpu['identity']:5.2f} "
         f"{row.model_floor.get('edge_reads', float('nan')):5.2f} | {len(row.differences):>5}"
     )
 
@@ -741,6 +791,8 @@ def _median_run(runs: list[Run]) -> Run:
         med(lambda r: r.stale, MODELS),
         med(lambda r: r.today_floor, FLOOR_STEPS),
         med(lambda r: r.model_floor, (*MODEL_STEPS, "edge_reads")),
+        med(lambda r: r.reach_cpu, MODELS),
+        med(lambda r: r.floor_cpu, MODELS),
         [d for r in runs for d in r.differences],
     )
 
@@ -762,6 +814,13 @@ def bench_size(base: MemoryStore, n: int, options: Options) -> list[str]:
         f"{'':>9} floor totals (medians) today {totals['today']:.2f} s, identity "
         f"{totals['identity']:.2f} s: ratio {totals['today'] / totals['identity']:.2f}; "
         f"median of the per-run ratios {_median(ratios):.2f}"
+    )
+    cpu_ratios = [r.floor_cpu["today"] / r.floor_cpu["identity"] for r in runs]
+    reach_ratios = [r.reach_cpu["identity"] / r.reach_cpu["today"] for r in runs]
+    print(
+        f"{'':>9} CPU seconds (server + client), medians of the per-run ratios: floor "
+        f"today/identity {_median(cpu_ratios):.2f}; reach identity/today "
+        f"{_median(reach_ratios):.2f}"
     )
     print(f"{'':>9} server {_server_memory(pair.today)}")
     for line in median.differences[:20]:
@@ -800,9 +859,10 @@ def main(argv: list[str] | None = None) -> int:
             print("a reach plan is not the pruning BFS")
             differences.append("reach plan")
         print(
-            "reach, uid/text reads, stale-served and floor as today/identity; ratio = "
-            "today floor / identity floor; +edge = what recording the version read on "
-            "each influence edge would add to the identity floor; diffs = audit differences"
+            "each pair is today/identity; reach, stale-served and floor in wall seconds, "
+            "cpu s = CPU seconds of the server and this process; ratio = today / identity; "
+            "+edge = what recording the version read on each influence edge would add to "
+            "the identity floor (wall s); diffs = audit differences"
         )
         print(HEADER)
         for n in sizes:
