@@ -84,9 +84,12 @@ def stage(
     *,
     progress: Progress,
     checkpoint: Callable[[str], None],
+    judge: Callable[[Attempt], Attempt] = lambda attempt: attempt,
 ) -> list[Attempt]:
     """Build every selected successor in topological order and stage it in Neo4j.
 
+    `judge` gives each fresh successor its verdict (the next step's check, handed in) so
+    it is staged with it: one write per successor, not a staging and a verdict pass.
     Staging writes run behind the builds (two batches in flight): the server stages
     batches k-1 and k while operators build k+1; the with-block ends once every batch
     committed. A crash may lose the batches in flight, never a committed one. Each batch's
@@ -99,9 +102,11 @@ def stage(
     searchable = embedding.searchable(store.settings)
     with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
 
-        def write(attempt: Attempt) -> None:
-            if writer.add(_row(attempt)):
+        def write(attempt: Attempt) -> Attempt:
+            judged = judge(attempt)
+            if writer.add(_row(judged)):
                 checkpoint("staging")
+            return judged
 
         return _build_all(registry, spec, family, selected, support, previous, write, progress)
 
@@ -121,7 +126,7 @@ def build_dry(
     """
     support = _read_support(store, spec, family, order(family, selected))
     _apply_delta(spec, family, support)
-    return _build_all(registry, spec, family, selected, support, {}, lambda a: None, _quiet)
+    return _build_all(registry, spec, family, selected, support, {}, lambda a: a, _quiet)
 
 
 def _build_all(
@@ -131,10 +136,11 @@ def _build_all(
     selected: Sequence[str],
     support: _Support,
     previous: Mapping[str, Mapping[str, Any]],
-    write: Callable[[Attempt], None],
+    write: Callable[[Attempt], Attempt],
     progress: Progress,
 ) -> list[Attempt]:
-    """Each candidate's attempt, in topological order; fresh successors go to `write`."""
+    """Each candidate's attempt, in topological order; fresh successors go to `write`
+    (which returns the attempt as staged)."""
     candidates = order(family, selected)
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
@@ -146,7 +152,7 @@ def _build_all(
         else:
             attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
             if attempt.successor is not None:
-                write(attempt)
+                attempt = write(attempt)
         if attempt.successor is not None:
             successors[candidate.uid] = _staged_support(attempt)
         attempts.append(attempt)

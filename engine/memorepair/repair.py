@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
 from memorepair import barrier, cascade, erasure, events, execution, publication, validation
@@ -357,6 +358,7 @@ def _execute(
         selection.selected,
         progress=progress,
         checkpoint=event.checkpoint,
+        judge=partial(validation.judge, registry),
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts

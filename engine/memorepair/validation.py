@@ -1,10 +1,11 @@
-"""Step 6: Validate_i(z_i) on every staged successor, before anything may be published.
+"""Step 6: Validate_i(z_i) on every successor, before anything may be published.
 
 Each candidate's own operator checks its successor (replay consistency for recompute,
 schema and regression checks for regen, sandboxed behaviour for chain skills,
-forget/retain behaviour for param). A plugin that raises fails its candidate only. The
-verdicts are written behind the checks, keyed by version id, so a resumed run keeps the
-verdicts a crashed one recorded and checks only the rest.
+forget/retain behaviour for param), and the successor's meta like its content. A plugin
+that raises fails its candidate only. Execution judges each successor as it builds it and
+stages it with its verdict (`judge`, handed to it by the repair), so a resumed run keeps
+the verdicts a crashed one recorded; `validate` checks whatever is left without one.
 """
 
 from __future__ import annotations
@@ -24,20 +25,36 @@ from memorepair.store import Store, WriteBehind
 RECORD_VALIDATION = queries.named("execution/record_validation")
 
 
+def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
+    """One staged successor with its verdict (execution stages it with the verdict)."""
+    if attempt.successor is None or attempt.validated is not None:
+        return attempt
+    verdict = _verdict(registry, attempt)
+    return replace(attempt, validated=verdict.ok, detail=verdict.reason)
+
+
 def validate(
     store: Store, registry: OperatorRegistry, attempts: Sequence[Attempt], *, progress: Progress
 ) -> list[Attempt]:
-    """Every attempt with its verdict, in the same (topological) order."""
+    """Every attempt with its verdict, in the same (topological) order.
+
+    Execution judges what it stages (`judge`); this records verdicts only for attempts
+    staged without one (by a version of the engine that validated afterwards).
+    """
     checked: list[Attempt] = []
     with WriteBehind(store, RECORD_VALIDATION) as writer:
         for done, attempt in enumerate(attempts, start=1):
             if attempt.successor is None or attempt.validated is not None:
                 checked.append(attempt)  # nothing staged, or judged by an earlier run
                 continue
-            verdict = _verdict(registry, attempt)
-            checked.append(replace(attempt, validated=verdict.ok, detail=verdict.reason))
+            judged = judge(registry, attempt)
+            checked.append(judged)
             writer.add(
-                {"vid": attempt.vid, "validated": verdict.ok, "validation": verdict.reason or None}
+                {
+                    "vid": judged.vid,
+                    "validated": judged.validated,
+                    "validation": judged.detail or None,
+                }
             )
             progress("validate", done, len(attempts))
     return checked
