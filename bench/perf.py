@@ -88,6 +88,9 @@ FLOOR_EVENT = _query("floor_event")
 FLOOR_WITHDREW = _query("floor_withdrew")
 FLOOR_SUCCESSORS = _query("floor_successors")
 FLOOR_INFLUENCES = _query("floor_influences")
+#: The one-node write transaction `record` is compared to (``bench_writes``).
+BARE_WRITE = _query("bare_write")
+BARE_CLEAR = _query("bare_clear")
 
 #: The write floor's steps, in the order they run (see ``write_floor``).
 FLOOR_STEPS = ("read", "order", "withdraw", "withdrew", "successors", "influences")
@@ -561,6 +564,50 @@ def _record_each(memory: MemoryStore, items: list[ArtifactIn]) -> None:
         memory.record(item)
 
 
+def _latencies(call: Callable[[int], object], n: int) -> tuple[float, float]:
+    """p50 and p99 of `n` calls, in milliseconds."""
+    seconds = []
+    for i in range(n):
+        started = time.perf_counter()
+        call(i)
+        seconds.append(time.perf_counter() - started)
+    seconds.sort()
+    return seconds[len(seconds) // 2] * 1e3, seconds[
+        min(len(seconds) - 1, int(len(seconds) * 0.99))
+    ] * 1e3
+
+
+def bench_record_latency(base: MemoryStore, n: int) -> None:
+    """One `record` per call against a bare one-node write transaction, same run."""
+    print("\n== record latency: one artifact per call vs a bare one-node write transaction ==")
+    memory = _fresh("perf-record", base)
+    store = memory.store
+    memory.record(ArtifactIn(uid="warm", kind=Kind.RECORD, content="warm up"))
+    text = "Ana prefers aisle seats on long flights and pays in CHF."
+    bare = _latencies(
+        lambda i: store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text)), n
+    )
+    plain = _latencies(
+        lambda i: memory.record(ArtifactIn(uid=f"p{i}", kind=Kind.RECORD, content=text)), n
+    )
+    derived = _latencies(
+        lambda i: memory.record(
+            ArtifactIn(uid=f"d{i}", kind=Kind.SUMMARY, content=text, inputs=[f"p{i}", "warm"])
+        ),
+        n,
+    )
+    print(f"{'write':<34} {'p50 ms':>8} {'p99 ms':>8} {'p50/bare':>9}")
+    for name, (p50, p99) in (
+        ("bare one-node write transaction", bare),
+        ("record (no inputs)", plain),
+        ("record (2 inputs)", derived),
+    ):
+        print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare[0]:9.2f}")
+    print(f"{n} calls each; embeddings {'on' if memory.settings.embeddings else 'off'}")
+    store.write(BARE_CLEAR)
+    memory.clear()
+
+
 def bench_writes(base: MemoryStore, n: int, repeats: int) -> None:
     print("\n== writes: batched (UNWIND $rows, import_items) vs row by row (record) ==")
     memory = _fresh("perf-writes", base)
@@ -644,6 +691,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_reach(base, _sizes(args.depths), args.repeats, args.naive_cap)
             if "writes" in only:
                 bench_writes(base, args.write_n, args.repeats)
+                bench_record_latency(base, min(args.write_n, 500))
             if "phases" in only:
                 bench_phases(base, _sizes(args.sizes), args.repeats)
     print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")

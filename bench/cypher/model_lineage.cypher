@@ -1,7 +1,8 @@
 // Identity model (bench only): the counterpart of audit/lineage: every version of one
 // artifact, oldest first, with the inputs it was built from, found by the versions it
 // records in `reads` (aligned with `inputs`; a read that names no version shows as
-// 'missing <vid>'), and the events that withdrew or published it.
+// 'missing <vid>'), and the events that withdrew or published it. A version counts as
+// erased when its text is gone or a replay marked it (`erased_by`).
 // mode: read
 // params: $ns, $uid
 MATCH (a:Artifact {key: $ns + '/' + $uid})
@@ -19,5 +20,5 @@ RETURN a.version AS version,
                  WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0],
                 'Withdrawn') AS visibility,
        a.kind AS kind, inputs, withdrawn_by, p.id AS published_by,
-       a.content IS NULL AS erased
+       a.content IS NULL OR a.erased_by IS NOT NULL AS erased
 ORDER BY a.version

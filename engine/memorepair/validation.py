@@ -45,17 +45,17 @@ def validate(
     with WriteBehind(store, RECORD_VALIDATION) as writer:
         for done, attempt in enumerate(attempts, start=1):
             if attempt.successor is None or attempt.validated is not None:
-                checked.append(attempt)  # nothing staged, or judged by an earlier run
-                continue
-            judged = judge(registry, attempt)
-            checked.append(judged)
-            writer.add(
-                {
-                    "vid": judged.vid,
-                    "validated": judged.validated,
-                    "validation": judged.detail or None,
-                }
-            )
+                checked.append(attempt)  # nothing staged, or judged during execution
+            else:
+                judged = judge(registry, attempt)
+                checked.append(judged)
+                writer.add(
+                    {
+                        "vid": judged.vid,
+                        "validated": judged.validated,
+                        "validation": judged.detail or None,
+                    }
+                )
             progress("validate", done, len(attempts))
     return checked
 

@@ -75,6 +75,27 @@ def replay(today: MemoryStore, alt: MemoryStore, event: dict[str, Any]) -> None:
     today.repair(event)
     roots = [artifact_key(alt.ns, uid) for uid in event["roots"]]
     republish(alt, roots, event["id"], event_fates(today, event["id"]))
+    mirror_erasure(today, alt)
+
+
+def mirror_erasure(today: MemoryStore, alt: MemoryStore) -> None:
+    """Mark on the identity model the versions the engine's erasure step redacted.
+
+    Erasure is a content step after publication, the same in both models; the study is
+    about lineage and reach, so the replay copies its mark (`erased_by`, which the model's
+    lineage reads) instead of re-deriving it. The text stays: the bench's no-op successors
+    copy the replaced version's content, which a real operator would rebuild.
+    """
+    erased = today.store.driver.execute_query(
+        "MATCH (a:Artifact {ns: $ns}) WHERE a.erased_by IS NOT NULL "
+        "RETURN a.uid + '@' + toString(a.version) AS v",
+        ns=today.ns,
+    ).records
+    alt.store.driver.execute_query(
+        "UNWIND $vids AS vid MATCH (a:Artifact {vid: $ns + '/' + vid}) SET a.erased_by = 'mirror'",
+        vids=[r["v"] for r in erased],
+        ns=alt.ns,
+    )
 
 
 def test_replayed_engine_events_leave_the_same_audit_answers(

@@ -315,11 +315,11 @@ class Searcher:
                 return None  # too many to score exactly: widen the index path instead
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
-        ranking = _widened(run, k, "index", scan)
+        ranking, tried = _widened(run, k, "index", scan)
         if ranking is None:
             (found,) = self.store.read(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
-            ranking = Ranking(found["hits"], "all", ROUNDS + 2)
+            ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 2)
         return ranking
 
     def _check_space(self, found: Row, embedder: Embedder, ns: str) -> None:
@@ -362,10 +362,10 @@ class Searcher:
             (found,) = self.store.read(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 
-        ranking = _widened(run, k, "index")
+        ranking, tried = _widened(run, k, "index")
         if ranking is None:
             (found,) = self.store.read(SEARCH_TEXT_ALL, **fixed)
-            ranking = Ranking(found["hits"], "all", ROUNDS + 1)
+            ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 1)
         return ranking
 
     # ---- neighbours ----
@@ -386,8 +386,10 @@ def _widened(
     k: int,
     name: str,
     scan: Callable[[], Ranking | None] | None = None,
-) -> Ranking | None:
+) -> tuple[Ranking | None, str]:
     """Ask for more until k pass or nothing more exists; None after ROUNDS without.
+
+    Returns the ranking (or None) and the path tried, e.g. ``index:100>scan:capped>400``.
 
     When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
     small: `scan` scores it exactly if it is small enough (else the widening goes on).
@@ -399,14 +401,14 @@ def _widened(
         steps.append(str(fetch))
         passed = len(found["hits"])
         if passed >= k or found["returned"] < fetch:
-            return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_)
+            return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_), ""
         if round_ == 1 and scan is not None and (passed + 1) / (fetch + 1) < SCAN_RATE:
             scanned = scan()
             if scanned is not None:
                 scanned.path = f"{name}:{fetch}>{scanned.path}"
-                return scanned
+                return scanned, ""
             steps.append("scan:capped")
         if fetch >= MAX_FETCH:
             break
         fetch = widen(k, fetch, passed)
-    return None
+    return None, f"{name}:{'>'.join(steps)}"
