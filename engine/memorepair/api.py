@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from memorepair import audit, events, queries, recording, repair
+from memorepair import audit, events, queries, recording, repair, show
 from memorepair.codec import artifact_from_row
 from memorepair.errors import InputError, describe_validation
 from memorepair.events import RepairReport
@@ -38,7 +38,7 @@ from memorepair.model import (
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
-from memorepair.repair import Plan
+from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
@@ -120,9 +120,12 @@ class MemoryStore:
     ) -> recording.ImportReport:
         return recording.import_memory(self.store, self.ns, read_memory(path), progress=progress)
 
-    def export_file(self, path: Path) -> int:
+    def export_file(
+        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+    ) -> int:
         """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
         rows = self.store.read(EXPORT_LIVE, ns=self.ns)
+        progress(0, len(rows))
         artifacts = []
         related = []
         for row in rows:
@@ -134,8 +137,9 @@ class MemoryStore:
             )
             related += [(artifact.uid, other) for other in row["related"]]
         with path.open("w", encoding="utf-8") as handle:
-            for line in dump_lines(artifacts, related):
+            for done, line in enumerate(dump_lines(artifacts, related), start=1):
                 handle.write(line + "\n")
+                progress(min(done, len(rows)), len(rows))
         return len(artifacts)
 
     # ---- repair ---------------------------------------------------------------------
@@ -162,6 +166,30 @@ class MemoryStore:
         return repair.plan(
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
+
+    def preview(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> Preview:
+        """`plan` with every selected successor built and validated in memory: what the
+        repair would publish and what would stay withdrawn. Writes nothing."""
+        return repair.preview(
+            self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
+        )
+
+    def plan_view(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> show.CascadeView:
+        """The cascade an event would get now, node by node, with each content change
+        (`plan --diff`, `show --plan`). Writes nothing."""
+        return show.from_preview(self.preview(event, lam=lam, selector=selector))
+
+    def plan_diff(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> dict[str, Any]:
+        """`plan`'s figures and, under "diff", each artifact's content change (current
+        against successor) and what would stay withdrawn and why. Writes nothing."""
+        preview = self.preview(event, lam=lam, selector=selector)
+        return {**preview.plan.as_dict(), "diff": show.from_preview(preview).diff()}
 
     def repair(
         self,
@@ -235,6 +263,11 @@ class MemoryStore:
 
     def audit_event(self, event_id: str) -> dict[str, list[dict[str, Any]]]:
         return audit.event_sets(self.store, self.ns, event_id)
+
+    def show(self, event_id: str) -> show.CascadeView:
+        """A recorded event's cascade, node by node: outcome, facts and content change."""
+        record, rows = audit.event_cascade(self.store, self.ns, event_id)
+        return show.from_audit(record, rows)
 
     def lineage(self, uid: str) -> list[dict[str, Any]]:
         return audit.lineage(self.store, self.ns, uid)

@@ -40,21 +40,78 @@ def _lines(lines: Iterable[str], empty: str = "") -> None:
 
 
 class _Progress:
-    """Phase progress on stderr, at most a few lines a second, never on stdout."""
+    """Progress of long commands on stderr, never on stdout (so `--json` stays clean).
+
+    On a terminal: one rich progress bar per step, with rate and ETA. Otherwise (a pipe,
+    a log file, CI): plain lines, at most two a second per step, and one when a step ends.
+    `--quiet` silences both.
+    """
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.last = 0.0
-        self.phase = ""
+        self.step = ""
+        self.started = time.monotonic()
+        self.bars: Any = None
+        self.task: Any = None
+        if not quiet and sys.stderr.isatty():
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
+            self.bars = Progress(
+                TextColumn("  {task.description:<11}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=False,
+            )
+
+    def __enter__(self) -> _Progress:
+        if self.bars is not None:
+            self.bars.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bars is not None:
+            self.bars.stop()
+
+    def __call__(self, step: str, done: int, total: int) -> None:
         if self.quiet:
             return
-        now = time.monotonic()
-        if phase == self.phase and done < total and now - self.last < 0.5:
+        if step != self.step:
+            self.step, self.started, self.last = step, time.monotonic(), 0.0
+            if self.bars is not None:
+                self.task = self.bars.add_task(step, total=total, rate="")
+        if self.bars is not None:
+            self.bars.update(self.task, completed=done, total=total, rate=self._rate(done))
             return
-        self.phase, self.last = phase, now
-        click.echo(f"  {phase:<10} {done}/{total}", err=True)
+        now = time.monotonic()
+        if done < total and now - self.last < 0.5:
+            return
+        self.last = now
+        click.echo(f"  {step:<11} {done}/{total}  {self._rate(done)}".rstrip(), err=True)
+
+    def _rate(self, done: int) -> str:
+        seconds = time.monotonic() - self.started
+        return f"{done / seconds:,.0f}/s" if seconds > 0.5 and done > 1 else ""
+
+
+QUIET_OPTION = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress on stderr (bars on a terminal, else lines)."
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -120,15 +177,31 @@ def neo4j() -> None:
 
 
 @neo4j.command("start")
+@click.option(
+    "--browser",
+    is_flag=True,
+    help="Also serve Neo4j Browser (and the HTTP API) on 127.0.0.1:MEMOREPAIR_HTTP_PORT "
+    "(7474), for pasting the audit queries; fetches its jar once.",
+)
 @JSON_OPTION
-def neo4j_start(as_json: bool) -> None:
+def neo4j_start(browser: bool, as_json: bool) -> None:
     """Fetch the jars if needed, start the server and wait until Bolt answers."""
     from memorepair.local_server import LocalServer
 
-    status = LocalServer(_settings()).start(progress=lambda m: click.echo(m, err=True))
-    _emit(
-        status.as_dict(), as_json, lambda: click.echo(f"running at {status.uri} (pid {status.pid})")
-    )
+    server = LocalServer(_settings())
+    status = server.start(progress=lambda m: click.echo(m, err=True), browser=browser)
+
+    def human() -> None:
+        click.echo(f"running at {status.uri} (pid {status.pid})")
+        if status.browser:
+            where = (
+                f"the password is in {server.password_file}"
+                if status.auth and server.settings.neo4j_password is None
+                else "log in with NEO4J_PASSWORD"
+            )
+            click.echo(f"Neo4j Browser: {status.browser}  ({where})")
+
+    _emit(status.as_dict(), as_json, human)
 
 
 @neo4j.command("stop")
@@ -161,7 +234,9 @@ def neo4j_status(as_json: bool) -> None:
         as_json,
         lambda: click.echo(
             f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
-            f"home {status.home}" + (f"  pid {status.pid}" if status.pid else "")
+            f"home {status.home}"
+            + (f"  pid {status.pid}" if status.pid else "")
+            + (f"\nNeo4j Browser: {status.browser}" if status.browser else "")
         ),
     )
     if not status.running:
@@ -187,15 +262,15 @@ def schema_apply(ctx: click.Context, as_json: bool) -> None:
 @cli.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
-def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
+def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     """Import a memory from JSON Lines (docs/interchange.md).
 
     The whole file is validated first (every line, duplicate uids, missing inputs,
     influence cycles); an error names the line and field and nothing is written.
     """
-    progress = _Progress(quiet=as_json)
-    with _memory(ctx) as memory:
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
     _emit(
         report.as_dict(),
@@ -210,11 +285,12 @@ def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
 
 @cli.command("export")
 @click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@QUIET_OPTION
 @click.pass_context
-def export(ctx: click.Context, file: Path) -> None:
+def export(ctx: click.Context, file: Path, quiet: bool) -> None:
     """Export the served (live) memory as JSON Lines."""
-    with _memory(ctx) as memory:
-        count = memory.export_file(file)
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        count = memory.export_file(file, progress=lambda d, t: progress("export", d, t))
     click.echo(f"exported {count} live artifacts to {file}")
 
 
@@ -238,31 +314,184 @@ _LAMBDA = click.option(
 @click.argument("event", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_SELECTOR
 @_LAMBDA
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Also build and validate the selected successors in memory and show each "
+    "artifact's content change, and what would stay withdrawn and why.",
+)
 @JSON_OPTION
 @click.pass_context
 def plan_cmd(
-    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+    ctx: click.Context,
+    event: Path,
+    selector: Selector | None,
+    lam: float | None,
+    diff: bool,
+    as_json: bool,
 ) -> None:
-    """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing."""
+    """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing.
+
+    With --diff, like `terraform plan`: every successor the repair would publish is built
+    and validated in memory (no event, no staged node) and shown as a diff of the current
+    content against the successor's; the rest of the cascade is listed with the reason it
+    would stay withdrawn or be removed.
+    """
     with _memory(ctx) as memory:
-        plan = memory.plan(event, lam=lam, selector=selector)
-    data = plan.as_dict()
+        if diff:
+            data = memory.plan_diff(event, lam=lam, selector=selector)
+        else:
+            data = memory.plan(event, lam=lam, selector=selector).as_dict()
 
     def human() -> None:
-        click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
-        click.echo(f"cascade: {len(data['cascade'])} artifacts would be withdrawn")
-        for c in data["candidates"]:
-            mark = "x" if c["selected"] else " "
-            run = "" if c["executable"] else f"  (not executable: {c['reason']})"
-            figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
-            click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
-        click.echo(
-            f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
-            f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
-            f"{data['repair_all_cost']:g}"
-        )
+        _print_plan(data)
+        if diff:
+            _print_diff(data["diff"])
 
     _emit(data, as_json, human)
+
+
+def _print_plan(data: dict[str, Any]) -> None:
+    click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
+    click.echo(f"cascade: {len(data['cascade'])} artifacts would be withdrawn")
+    for c in data["candidates"]:
+        mark = "x" if c["selected"] else " "
+        run = "" if c["executable"] else f"  (not executable: {c['reason']})"
+        figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
+        click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
+    click.echo(
+        f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
+        f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
+        f"{data['repair_all_cost']:g}"
+    )
+
+
+#: How `plan --diff` marks each outcome, terraform-style, and its colour on a terminal.
+_DIFF_MARKS = {
+    "published": ("~", "yellow"),
+    "root_replaced": ("~", "yellow"),
+    "root_deleted": ("-", "red"),
+    "removed": ("-", "red"),
+    "failed": ("!", "red"),
+    "blocked": ("!", "red"),
+}
+
+
+def _print_diff(changes: dict[str, Any]) -> None:
+    """Each content change as a coloured unified diff, then what stays withdrawn."""
+    for item in changes["changes"]:
+        mark, colour = _DIFF_MARKS.get(item["outcome"], ("=", "white"))
+        head = f"\n{mark} {item['uid']}  {item['versions']}  {item['kind']}"
+        click.echo(click.style(head, fg=colour, bold=True) + f"  ({item['outcome']})")
+        if item["erased"]:
+            click.echo("    (the current content is erased)")
+        for line in item["diff"]:
+            click.echo("    " + _diff_line(line))
+    if changes["withdrawn"]:
+        click.echo("\nwould stay withdrawn or be removed:")
+    for item in changes["withdrawn"]:
+        mark, colour = _DIFF_MARKS.get(item["outcome"], ("=", "white"))
+        click.echo(
+            click.style(f"  {mark} {item['uid']:<32}", fg=colour)
+            + f" {item['outcome']:<15} {item['reason']}"
+        )
+    summary = ", ".join(f"{o} {n}" for o, n in sorted(changes["counts"].items()))
+    click.echo(f"\noutcomes if repaired now: {summary}; nothing was written")
+
+
+def _diff_line(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return click.style(line, bold=True)
+    if line.startswith("+"):
+        return click.style(line, fg="green")
+    if line.startswith("-"):
+        return click.style(line, fg="red")
+    if line.startswith("@@"):
+        return click.style(line, fg="cyan")
+    return line
+
+
+@cli.command("show")
+@click.argument("event")
+@click.option(
+    "--plan",
+    "planned",
+    is_flag=True,
+    help="EVENT is an event file: draw what a repair would do now (nothing is written).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "mermaid", "dot"]),
+    default="html",
+    show_default=True,
+    help="A self-contained HTML page, or Mermaid / Graphviz text for documents.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write ('-' for stdout) [html: cascade-EVENT.html; mermaid, dot: stdout].",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(1, 100_000),
+    default=150,
+    show_default=True,
+    help="Past this many artifacts, group them by depth, kind and outcome (the page says so).",
+)
+@_SELECTOR
+@_LAMBDA
+@JSON_OPTION
+@click.pass_context
+def show_cmd(
+    ctx: click.Context,
+    event: str,
+    planned: bool,
+    fmt: str,
+    output: Path | None,
+    max_nodes: int,
+    selector: Selector | None,
+    lam: float | None,
+    as_json: bool,
+) -> None:
+    """Draw an event's cascade: roots, then descendants by depth, coloured by outcome.
+
+    \b
+    memorepair show EVENT_ID                 # after a repair: the audit trail, drawn
+    memorepair show --plan event.json        # before: what a repair would do now
+    memorepair show EVENT_ID --format mermaid
+
+    The HTML page needs no network: hover a box for its uid, versions, mode, value, cost
+    and reason; click it for the content change (old against new; "erased" where the graph
+    holds an erasure instead). --json prints the same facts instead of a drawing.
+    --selector and --lambda apply to --plan only.
+    """
+    with _memory(ctx) as memory:
+        if planned:
+            view = memory.plan_view(_event_file(event), lam=lam, selector=selector)
+        else:
+            view = memory.show(event)
+    if as_json:
+        click.echo(json.dumps(view.as_dict(), indent=2, sort_keys=True, default=str))
+        return
+    text = {"html": view.html, "mermaid": view.mermaid, "dot": view.dot}[fmt](max_nodes)
+    if output is None and fmt == "html":
+        output = Path(f"{'plan' if planned else 'cascade'}-{view.event}.html")
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    counts = ", ".join(f"{o} {n}" for o, n in sorted(view.counts().items()))
+    click.echo(f"wrote {output}: {len(view.nodes)} artifacts ({counts})")
+
+
+def _event_file(name: str) -> Path:
+    path = Path(name)
+    if not path.is_file():
+        raise InputError(f"--plan needs an event file; {name!r} is not a file")
+    return path
 
 
 def _print_report(data: dict[str, Any]) -> None:
@@ -288,32 +517,34 @@ def _print_report(data: dict[str, Any]) -> None:
 @_SELECTOR
 @_LAMBDA
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
 def repair_cmd(
-    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+    ctx: click.Context,
+    event: Path,
+    selector: Selector | None,
+    lam: float | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run a repair event: withdraw, select, execute, validate, republish.
 
     Idempotent by event id: running the same event again after a crash resumes it.
     """
-    with _memory(ctx) as memory:
-        report = memory.repair(
-            event,
-            selector=selector,
-            lam=lam,
-            progress=_Progress(quiet=as_json),
-        )
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        report = memory.repair(event, selector=selector, lam=lam, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
 
 
 @cli.command("resume")
 @click.argument("event_id", required=False)
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
-def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool) -> None:
+def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: bool) -> None:
     """Complete an interrupted event (or every open event of the namespace)."""
-    with _memory(ctx) as memory:
-        reports = memory.resume(event_id, progress=_Progress(quiet=as_json))
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        reports = memory.resume(event_id, progress=progress)
     data = [r.as_dict() for r in reports]
 
     def human() -> None:

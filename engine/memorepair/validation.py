@@ -32,13 +32,26 @@ def validate(
             if attempt.successor is None or attempt.validated is not None:
                 checked.append(attempt)  # nothing staged, or judged by an earlier run
                 continue
-            verdict = _verdict(registry, attempt)
-            checked.append(replace(attempt, validated=verdict.ok, detail=verdict.reason))
+            judged = judge(registry, attempt)
+            checked.append(judged)
             writer.add(
-                {"vid": attempt.vid, "validated": verdict.ok, "validation": verdict.reason or None}
+                {
+                    "vid": attempt.vid,
+                    "validated": judged.validated,
+                    "validation": judged.detail or None,
+                }
             )
             progress("validate", done, len(attempts))
     return checked
+
+
+def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
+    """The attempt with its operator's verdict, written nowhere (a plan judges its
+    in-memory successors with exactly the checks a repair runs)."""
+    if attempt.successor is None or attempt.validated is not None:
+        return attempt
+    verdict = _verdict(registry, attempt)
+    return replace(attempt, validated=verdict.ok, detail=verdict.reason)
 
 
 def _verdict(registry: OperatorRegistry, attempt: Attempt) -> Validation:
