@@ -619,12 +619,16 @@ def layout(
     )
     placed = graph.layout_sugiyama(layers=[b.depth for b in d.boxes], hgap=1, vgap=1)
 
+    bends_of = placed.edge_routing or [[]] * len(d.edges)
+    # igraph may place boxes (or the bends of long edges) at x < 0: shift all right
+    left = min([x for x, _ in placed.coords] + [x for b in bends_of for x, _ in b], default=0.0)
+
     def point(x: float, layer: float) -> tuple[float, float]:
-        return MARGIN + x * (BOX_W + HGAP), MARGIN + layer * (BOX_H + VGAP)
+        return MARGIN + (x - left) * (BOX_W + HGAP), MARGIN + layer * (BOX_H + VGAP)
 
     positions = {b.id: point(*placed.coords[i]) for b, i in ((b, index[b.id]) for b in d.boxes)}
     routes: list[list[tuple[float, float]]] = []
-    for (a, b), bends in zip(d.edges, placed.edge_routing or [[]] * len(d.edges), strict=True):
+    for (a, b), bends in zip(d.edges, bends_of, strict=True):
         (ax, ay), (bx, by) = positions[a], positions[b]
         middle = [point(x, y) for x, y in bends]
         routes.append(
@@ -632,7 +636,8 @@ def layout(
             + [(x + BOX_W / 2, y + BOX_H / 2) for x, y in middle]
             + [(bx + BOX_W / 2, by)]
         )
-    width = int(max((x for x, _ in positions.values()), default=0) + BOX_W + 2 * MARGIN)
+    right = max([x for x, _ in positions.values()] + [x for r in routes for x, _ in r] + [0])
+    width = int(right + BOX_W + 2 * MARGIN)
     height = int(max((y for _, y in positions.values()), default=0) + BOX_H + 2 * MARGIN)
     return positions, routes, width, height
 

@@ -62,9 +62,7 @@ def test_an_auditor_runs_event_sets_in_neo4j_browser(browser_server: LocalServer
         memory.import_file(sample.path("memory.jsonl"))
         report = memory.repair(sample.path("event-correct.json"))
     assert report.event == EVENT
-    query = queries.load("audit/event_sets")
-    text = Path(query.source.replace("cypher/", str(queries._cypher_root()) + "/", 1))
-    body = "\n".join(x for x in text.read_text().splitlines() if not x.startswith("//"))
+    body = queries.load("audit/event_sets").text  # the file as pasted, comments aside
     shown = _browser_session(
         browser_server, [":param ns => 'audit'", f":param event => '{EVENT}'", body]
     )

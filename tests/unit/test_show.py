@@ -213,3 +213,22 @@ def test_json_contents_are_compared_field_by_field() -> None:
         '-    "amount": 1200',
         '+    "amount": 1500',
     ]
+
+
+def test_layout_keeps_every_box_and_edge_inside_the_picture() -> None:
+    # the demo's correct event: igraph centres the last layer's pair at x = -0.5 and 0.5
+    shape = {"call": (), "cache": ("call",), "skill": ("call",), "sum": ("cache",)}
+    shape |= {"emb": ("sum",), "sum-ana": ("sum",), "late": ("call", "emb")}
+    drawn = show.drawing(
+        _view(
+            [
+                Node(uid, 1, "record", None, not inputs, "published", inputs=inputs)
+                for uid, inputs in shape.items()
+            ]
+        )
+    )
+    positions, routes, width, height = show.layout(drawn)
+    for x, y in positions.values():
+        assert 0 <= x and x + show.BOX_W <= width and 0 <= y and y + show.BOX_H <= height
+    assert all(0 <= x <= width and 0 <= y <= height for route in routes for x, y in route)
+    assert len(routes) == len(drawn.edges) == 7
