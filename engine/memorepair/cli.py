@@ -42,42 +42,20 @@ def _lines(lines: Iterable[str], empty: str = "") -> None:
 class _Progress:
     """Progress of long commands on stderr, never on stdout (so `--json` stays clean).
 
-    On a terminal: one rich progress bar per step, with rate and ETA. Otherwise (a pipe,
-    a log file, CI): plain lines, at most two a second per step, and one when a step ends.
-    `--quiet` silences both.
+    A step that counts items (import, execute, validate, export) gets a bar with its rate
+    and ETA on a terminal, or a plain line at most every half second otherwise (a pipe, a
+    log file, CI); every step says when it is done and how long it took. Steps may nest
+    (execution counts its items as `execute`). `--quiet` silences all of it.
     """
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
-        self.last = 0.0
-        self.step = ""
-        self.started = time.monotonic()
+        self.began: dict[str, float] = {}
+        self.last: dict[str, float] = {}
         self.bars: Any = None
-        self.task: Any = None
+        self.tasks: dict[str, Any] = {}
         if not quiet and sys.stderr.isatty():
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TaskProgressColumn,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
-
-            self.bars = Progress(
-                TextColumn("  {task.description:<11}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TaskProgressColumn(),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=False,
-            )
+            self.bars = _bars()
 
     def __enter__(self) -> _Progress:
         if self.bars is not None:
@@ -91,22 +69,61 @@ class _Progress:
     def __call__(self, step: str, done: int, total: int) -> None:
         if self.quiet:
             return
-        if step != self.step:
-            self.step, self.started, self.last = step, time.monotonic(), 0.0
-            if self.bars is not None:
-                self.task = self.bars.add_task(step, total=total, rate="")
+        now = time.monotonic()
+        began = self.began.setdefault(step, now)
+        if done >= total:
+            self.began.pop(step)
+            self._done(step, total, now - began)
+        elif total > 1:
+            self._moving(step, done, total, now - began)
+
+    def _moving(self, step: str, done: int, total: int, seconds: float) -> None:
+        rate = f"{done / seconds:,.0f}/s" if seconds > 0.2 and done else ""
         if self.bars is not None:
-            self.bars.update(self.task, completed=done, total=total, rate=self._rate(done))
+            if step not in self.tasks:
+                self.tasks[step] = self.bars.add_task(step, total=total, rate="")
+            self.bars.update(self.tasks[step], completed=done, total=total, rate=rate)
             return
         now = time.monotonic()
-        if done < total and now - self.last < 0.5:
-            return
-        self.last = now
-        click.echo(f"  {step:<11} {done}/{total}  {self._rate(done)}".rstrip(), err=True)
+        if now - self.last.get(step, 0.0) >= 0.5:
+            self.last[step] = now
+            click.echo(f"  {step:<11} {done}/{total}  {rate}".rstrip(), err=True)
 
-    def _rate(self, done: int) -> str:
-        seconds = time.monotonic() - self.started
-        return f"{done / seconds:,.0f}/s" if seconds > 0.5 and done > 1 else ""
+    def _done(self, step: str, total: int, seconds: float) -> None:
+        items = f"{total}/{total} " if total > 1 else ""
+        line = f"  {step:<11} {items}done in {seconds:.2f}s"
+        if self.bars is None:
+            click.echo(line, err=True)
+        elif step in self.tasks:
+            self.bars.update(self.tasks.pop(step), completed=total, total=total)
+        else:
+            self.bars.console.print(line, highlight=False)
+
+
+def _bars() -> Any:
+    """rich's live progress bars on stderr: step, bar, count, percent, rate, time, ETA."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("  {task.description:<11}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    )
 
 
 QUIET_OPTION = click.option(

@@ -31,6 +31,7 @@ def validate(
         for done, attempt in enumerate(attempts, start=1):
             if attempt.successor is None or attempt.validated is not None:
                 checked.append(attempt)  # nothing staged, or judged by an earlier run
+                progress("validate", done, len(attempts))
                 continue
             judged = judge(registry, attempt)
             checked.append(judged)
