@@ -154,9 +154,10 @@ def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
       memorepair neo4j start              # local Neo4j from Maven jars (no NEO4J_URI set)
       memorepair schema apply
       memorepair import memory.jsonl
-      memorepair plan event.json          # dry run: cascade, modes, selection, cost
+      memorepair plan event.json --diff   # dry run: cascade, selection, content changes
       memorepair repair event.json
       memorepair audit event EVENT_ID     # what was withdrawn, published, removed, failed
+      memorepair show EVENT_ID            # the cascade as a page (HTML; mermaid, dot)
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
