@@ -384,11 +384,8 @@ def drawing(view: CascadeView, max_nodes: int = DEFAULT_MAX_NODES) -> Drawing:
 def _collapsed(view: CascadeView, depths: Mapping[str, int], max_nodes: int) -> Drawing:
     """Group by (depth, kind, outcome); merge the deepest layers until few enough boxes."""
     deepest = max(depths.values(), default=0)
-    cap = deepest
+    cap = _deepest_layer_kept(view.nodes, depths, max_nodes)
     groups = _groups(view.nodes, depths, cap)
-    while len(groups) > max_nodes and cap > 1:
-        cap -= 1
-        groups = _groups(view.nodes, depths, cap)
     boxes: list[Box] = []
     box_of: dict[str, str] = {}
     for i, ((depth, kind, outcome), members) in enumerate(sorted(groups.items())):
@@ -402,6 +399,25 @@ def _collapsed(view: CascadeView, depths: Mapping[str, int], max_nodes: int) -> 
     if cap < deepest:
         why += f"; depths {cap} to {deepest} are drawn as one layer"
     return Drawing(tuple(boxes), _edges(view.nodes, box_of), why + ".")
+
+
+def _deepest_layer_kept(nodes: Sequence[Node], depths: Mapping[str, int], max_nodes: int) -> int:
+    """The largest depth `cap` such that grouping by (min(depth, cap), kind, outcome)
+    gives at most `max_nodes` groups (1 when none does): one pass over the nodes, then
+    one over the layers, deepest first."""
+    per_layer: dict[int, set[tuple[str, str]]] = defaultdict(set)
+    for n in nodes:
+        per_layer[depths[n.uid]].add((n.kind_label, n.outcome))
+    deepest = max(per_layer, default=0)
+    above = [0] * (deepest + 2)  # groups in the layers shallower than d
+    for d in range(deepest + 1):
+        above[d + 1] = above[d] + len(per_layer.get(d, ()))
+    merged: set[tuple[str, str]] = set()  # (kind, outcome) pairs at depth >= cap
+    for cap in range(deepest, 0, -1):
+        merged |= per_layer.get(cap, set())
+        if above[cap] + len(merged) <= max_nodes:
+            return cap
+    return 1
 
 
 def _groups(
