@@ -229,6 +229,6 @@ def test_layout_keeps_every_box_and_edge_inside_the_picture() -> None:
     )
     positions, routes, width, height = show.layout(drawn)
     for x, y in positions.values():
-        assert 0 <= x and x + show.BOX_W <= width and 0 <= y and y + show.BOX_H <= height
+        assert x >= 0 and x + show.BOX_W <= width and y >= 0 and y + show.BOX_H <= height
     assert all(0 <= x <= width and 0 <= y <= height for route in routes for x, y in route)
     assert len(routes) == len(drawn.edges) == 7
