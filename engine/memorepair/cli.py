@@ -486,6 +486,8 @@ def show_cmd(
     holds an erasure instead). --json prints the same facts instead of a drawing.
     --selector and --lambda apply to --plan only.
     """
+    if not planned and (selector is not None or lam is not None):
+        raise InputError("--selector and --lambda apply to `show --plan EVENT_FILE` only")
     with _memory(ctx) as memory:
         if planned:
             view = memory.plan_view(_event_file(event), lam=lam, selector=selector)

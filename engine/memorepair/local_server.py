@@ -157,14 +157,7 @@ class LocalServer:
                 )
             progress(f"Neo4j already running (pid {current.pid}) at {current.uri}")
             return current
-        for port, name in [(self.settings.bolt_port, "BOLT")] + (
-            [(self.settings.http_port, "HTTP")] if browser else []
-        ):
-            if _port_open(port):
-                raise ServerError(
-                    f"port {port} is already taken by another process; "
-                    f"stop it or set MEMOREPAIR_{name}_PORT to a free port"
-                )
+        self._check_ports(browser)
         java = self._java()
         self.ensure_jars(progress)
         classpath = f"{self.lib}/*"
@@ -227,6 +220,17 @@ class LocalServer:
             f"{self.settings.start_timeout_s:.0f}s; see {self.console_log} (raise "
             "MEMOREPAIR_START_TIMEOUT_S for a slow machine)"
         )
+
+    def _check_ports(self, browser: bool) -> None:
+        ports = [(self.settings.bolt_port, "BOLT")]
+        if browser:
+            ports.append((self.settings.http_port, "HTTP"))
+        for port, name in ports:
+            if _port_open(port):
+                raise ServerError(
+                    f"port {port} is already taken by another process; "
+                    f"stop it or set MEMOREPAIR_{name}_PORT to a free port"
+                )
 
     def stop(
         self, timeout_s: float | None = None, progress: Callable[[str], None] = lambda _: None

@@ -17,6 +17,7 @@ import pytest
 
 from memorepair import queries, sample
 from memorepair.api import open_store
+from memorepair.errors import ServerError
 from memorepair.local_server import LocalServer
 from memorepair.settings import Settings, load_settings
 
@@ -57,6 +58,9 @@ def browser_server(neo4j_settings: Settings, tmp_path: Path) -> Iterator[LocalSe
 
 def test_an_auditor_runs_event_sets_in_neo4j_browser(browser_server: LocalServer) -> None:
     settings = browser_server.settings
+    conf = (browser_server.conf_dir / "neo4j.conf").read_text()
+    assert f"server.http.listen_address=127.0.0.1:{settings.http_port}" in conf
+    assert "client.allow_telemetry=false" in conf
     with open_store(ns="audit", settings=settings) as memory:
         memory.apply_schema()
         memory.import_file(sample.path("memory.jsonl"))
@@ -101,3 +105,13 @@ def _browser_session(server: LocalServer, commands: list[str]) -> str:
             return page.inner_text("body")
         finally:
             browser.close()
+
+
+def test_a_server_running_without_the_browser_is_not_changed(neo4j_settings: Settings) -> None:
+    if not neo4j_settings.uses_local_server:
+        pytest.skip("NEO4J_URI names another server")
+    server = LocalServer(neo4j_settings)
+    assert server.status().running and server.status().browser is None
+    with pytest.raises(ServerError, match="neo4j stop && memorepair neo4j start --browser"):
+        server.start(browser=True)
+    assert server.status().running
