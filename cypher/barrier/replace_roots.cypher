@@ -1,5 +1,6 @@
 // correct / migrate: the replacement X_delta becomes the root's next version, served at
 // once (it is fresh support), while the old root is superseded in the same transaction.
+// It takes the old root's RELATED edges (influence edges: barrier/link_replacements).
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
@@ -11,7 +12,7 @@ ON CREATE SET new.key = row.key, new.ns = old.ns, new.uid = old.uid,
               new.content = row.content, new.value = old.value,
               new.repair_cost = old.repair_cost, new.recipe = coalesce(row.recipe, old.recipe),
               new.meta = coalesce(row.meta, old.meta),
-              new.inputs = [], new.created_at = datetime(), new.event = e.id
+              new.inputs = row.inputs, new.created_at = datetime(), new.event = e.id
 REMOVE old:Head, old:Withdrawn, old:Live
 SET old:Superseded, new:Head, new:Live
 MERGE (new)-[:SUPERSEDES]->(old)
@@ -19,4 +20,11 @@ MERGE (e)-[w:WITHDREW]->(old)
 ON CREATE SET w.at = datetime(), w.root = true
 SET w.outcome = 'root_replaced'
 MERGE (e)-[:PUBLISHED]->(new)
+WITH old, new
+CALL (old, new) {
+  MATCH (old)-[:RELATED]-(x:Artifact)
+  MATCH (h:Head {key: x.key})
+  WHERE h <> new
+  MERGE (new)-[:RELATED]-(h)
+}
 RETURN count(new) AS replaced

@@ -1,9 +1,10 @@
 // A repair event is created once per (namespace, id); re-running the same id finds it.
 // mode: write
-// params: $key, $ns, $id, $type, $roots, $lam, $reason, $spec, $digest, $selector
+// params: $key, $ns, $id, $type, $roots, $lam, $reason, $spec, $digest, $selector, $retry_of
 MERGE (e:RepairEvent {key: $key})
 ON CREATE SET e.ns = $ns, e.id = $id, e.type = $type, e.roots = $roots, e.lambda = $lam,
               e.reason = $reason, e.spec = $spec, e.digest = $digest, e.selector = $selector,
+              e.retry_of = $retry_of,
               e.status = 'open', e.phase = 'created', e.phases = ['created'],
               e.phase_times = [toString(datetime())], e.created_at = datetime(),
               e.created = true

@@ -1,6 +1,6 @@
 // Everything not republished stays invisible with its reason recorded: withdrawn
 // (unselected, failed, blocked) or removed (deleted roots, descendants with mode remove).
-// Deleted roots lose their content now that no validation needs it any more.
+// (Deleted roots lose their text in the erasure step that follows: erasure.py.)
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
@@ -10,6 +10,4 @@ SET w.outcome = row.outcome, w.detail = row.detail
 FOREACH (_ IN CASE WHEN row.remove THEN [1] ELSE [] END |
   REMOVE d:Withdrawn, d:Live
   SET d:Removed, d.removed_at = datetime())
-FOREACH (_ IN CASE WHEN row.erase THEN [1] ELSE [] END |
-  SET d.content = null, d.content_erased_at = datetime())
 RETURN count(d) AS closed

@@ -1,6 +1,7 @@
 // Republish validated successors: each takes its predecessor's place (Head, Live), the
 // old version is kept as Superseded for audit, and the successor gets influence edges
-// from the inputs it actually used, so the next event sees complete provenance. Runs per
+// from the inputs it actually used, so the next event sees complete provenance, and its
+// predecessor's RELATED edges (to each neighbour's current version). Runs per
 // topological batch. Everything hangs on `new` still being Staged, so a rerun of a
 // committed batch (a retried transaction) matches nothing and writes nothing; that is
 // why the edges can be CREATEd rather than MERGEd (a staged node has none).
@@ -17,6 +18,13 @@ CREATE (e)-[:PUBLISHED]->(new)
 WITH e, old, new, row
 MATCH (e)-[w:WITHDREW]->(old)
 SET w.outcome = 'published'
+WITH old, new, row
+CALL (old, new) {
+  MATCH (old)-[:RELATED]-(x:Artifact)
+  MATCH (h:Head {key: x.key})
+  WHERE h <> new
+  MERGE (new)-[:RELATED]-(h)
+}
 WITH new, row
 CALL (new, row) {
   UNWIND row.inputs AS input

@@ -1,6 +1,8 @@
-// Write a batch of fresh artifact versions and their influence edges (inputs must be
-// current versions). A row whose support is not live is written withdrawn and joins the
-// audit of the event that holds that support (the barrier covers late arrivals).
+// Write a batch of fresh artifact versions and their influence edges, from the exact
+// input versions they were derived from (`input_vids`: the current version, or the one a
+// writer pinned). A row whose support is not served is written withdrawn and joins the
+// audit of the event that holds that support (`late_arrival`: the barrier covers late
+// arrivals) or that superseded or withdrew the pinned version (`stale_input`).
 // mode: write
 // params: $ns, $rows
 UNWIND $rows AS row
@@ -10,15 +12,15 @@ CREATE (a:Artifact:Head {vid: row.vid, key: row.key, ns: $ns, uid: row.uid,
         inputs: row.inputs, created_at: datetime()})
 FOREACH (_ IN CASE WHEN row.live THEN [1] ELSE [] END | SET a:Live)
 FOREACH (_ IN CASE WHEN row.live THEN [] ELSE [1] END |
-  SET a:Withdrawn, a.held_by = row.held_by, a.outcome = 'late_arrival')
+  SET a:Withdrawn, a.held_by = row.held_by, a.outcome = row.outcome)
 WITH a, row
 CALL (a, row) {
   WITH a, row WHERE row.held_by IS NOT NULL
   MATCH (e:RepairEvent {key: row.held_by})
   MERGE (e)-[w:WITHDREW]->(a)
-  ON CREATE SET w.at = datetime(), w.root = false, w.outcome = 'late_arrival'
+  ON CREATE SET w.at = datetime(), w.root = false, w.outcome = row.outcome
 }
 WITH a, row
-UNWIND range(0, size(row.input_keys) - 1) AS pos
-MATCH (i:Head {key: row.input_keys[pos]})
+UNWIND range(0, size(row.input_vids) - 1) AS pos
+MATCH (i:Artifact {vid: row.input_vids[pos]})
 CREATE (i)-[:INFLUENCES {pos: pos}]->(a)

@@ -8,4 +8,4 @@ MATCH (a:Head {key: k})
 SET a._lock = true
 REMOVE a._lock
 RETURN a.key AS key, a.uid AS uid, a.version AS version, a:Live AS live,
-       a:Removed AS removed, a.held_by AS held_by
+       a:Removed AS removed, a.held_by AS held_by, a.inputs AS inputs

@@ -15,17 +15,20 @@ the terminal a program can do too.
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from memorepair import audit, events, queries, recording, repair, show
 from memorepair.codec import artifact_from_row
-from memorepair.errors import InputError, describe_validation
+from memorepair.errors import InputError, UnknownArtifactError, describe_validation
 from memorepair.events import RepairReport
-from memorepair.interchange import Memory, dump_lines, parse_event, read_event, read_memory
+from memorepair.interchange import Memory, dump_lines, parse_event, read_event
 from memorepair.model import (
     NS_PATTERN,
     Artifact,
@@ -38,6 +41,7 @@ from memorepair.model import (
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
@@ -94,15 +98,25 @@ class MemoryStore:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
-    def record(self, artifact: ArtifactIn | Mapping[str, Any]) -> dict[str, Any]:
-        """Record one artifact with its inputs; withdrawn at once if its support is."""
+    def record(
+        self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
+    ) -> dict[str, Any]:
+        """Record one artifact with its inputs; withdrawn at once if its support is.
+
+        Inputs are uids (the versions served now) or `uid@N`, the version the writer read
+        (every serving read says which version it served). An artifact whose pinned input
+        is no longer served is recorded withdrawn (`on_stale="withdraw"`) or refused
+        (`"refuse"`), never served.
+        """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item)
+        return recording.record(self.store, self.ns, item, on_stale=on_stale)
 
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
         progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
@@ -113,17 +127,57 @@ class MemoryStore:
                 edges.append(item)
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
-        return recording.import_memory(self.store, self.ns, memory, progress=progress)
+        return recording.import_memory(
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+        )
 
     def import_file(
-        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+        self,
+        path: Path,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+        *,
+        on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
-        return recording.import_memory(self.store, self.ns, read_memory(path), progress=progress)
+        """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
+        return recording.import_file(
+            self.store, self.ns, path, on_stale=on_stale, progress=progress
+        )
 
     def export_file(
-        self, path: Path, progress: Callable[[int, int], None] = lambda done, total: None
+        self,
+        path: Path,
+        *,
+        force: bool = False,
+        progress: Callable[[int, int], None] = lambda done, total: None,
     ) -> int:
-        """Write the served memory as JSON Lines (re-importable into an empty namespace)."""
+        """Write the served memory as JSON Lines (re-importable into an empty namespace).
+
+        The file is created 0600 (it holds the memory). An existing file is refused unless
+        `force`, and a symbolic link at `path` is refused always: the export never writes
+        through a link someone else planted.
+        """
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
+        try:
+            fd = os.open(path, flags, 0o600)
+        except FileExistsError as exc:
+            kind = "a symbolic link" if path.is_symlink() else "a file"
+            raise InputError(
+                f"{path} is {kind} that already exists; choose another name"
+                + ("" if path.is_symlink() else " or pass --force to overwrite it")
+            ) from exc
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise InputError(
+                    f"{path} is a symbolic link; refusing to write through it"
+                ) from exc
+            raise InputError(f"cannot write {path}: {exc.strerror}") from exc
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            return self.export_to(handle, progress=progress)
+
+    def export_to(
+        self, handle: TextIO, progress: Callable[[int, int], None] = lambda done, total: None
+    ) -> int:
+        """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
         rows = self.store.read(EXPORT_LIVE, ns=self.ns)
         progress(0, len(rows))
         artifacts = []
@@ -136,10 +190,10 @@ class MemoryStore:
                 )
             )
             related += [(artifact.uid, other) for other in row["related"]]
-        with path.open("w", encoding="utf-8") as handle:
-            for done, line in enumerate(dump_lines(artifacts, related), start=1):
-                handle.write(line + "\n")
-                progress(min(done, len(rows)), len(rows))
+        for done, line in enumerate(dump_lines(artifacts, related), start=1):
+            handle.write(line + "\n")
+            progress(min(done, len(rows)), len(rows))
+        handle.flush()
         return len(artifacts)
 
     # ---- repair ---------------------------------------------------------------------
@@ -218,6 +272,56 @@ class MemoryStore:
             self.store, self.registry, self.config, self.ns, event_id, progress=progress
         )
 
+    def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
+        """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
+        after installing the tool back-end a migration needed."""
+        return repair.retry(
+            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+        )
+
+    def update(
+        self,
+        uid: str,
+        *,
+        content: str | None = None,
+        meta: Mapping[str, Any] | None = None,
+        inputs: Sequence[str] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        erase: bool = False,
+        progress: Progress = _quiet,
+    ) -> RepairReport:
+        """Change a served artifact as a `correct` event, with its cascade and barrier.
+
+        What is not given is kept: the content, the meta and the inputs (`uid` or `uid@N`)
+        of the served version. `erase=True` also erases the old text everywhere, as a
+        delete does. Returns the event's report (the id is generated unless given).
+        """
+        if content is None and meta is None and inputs is None:
+            raise InputError(f"update of {uid!r}: give content, meta or inputs to change")
+        served = self.retrieve(uid=uid)
+        if not served:
+            raise UnknownArtifactError(
+                f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
+                f"`memorepair audit lineage {uid}`: it is withdrawn, deleted or unknown)"
+            )
+        replacement: dict[str, Any] = {"replaces": uid, "content": content}
+        if content is None:
+            replacement["content"] = served[0].content
+        if meta is not None:
+            replacement["meta"] = dict(meta)
+        if inputs is not None:
+            replacement["inputs"] = list(inputs)
+        spec = {
+            "id": event_id or update_id(uid),
+            "type": "correct",
+            "roots": [uid],
+            "reason": reason or f"update of {uid}",
+            "replacements": [replacement],
+            "erase": erase,
+        }
+        return self.repair(spec, progress=progress)
+
     def report(self, event_id: str) -> RepairReport:
         return events.report_of(self.store, self.ns, event_id)
 
@@ -256,6 +360,7 @@ class MemoryStore:
             "server": self.store.uri,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
+            "withdrawn": self.still_withdrawn(),
         }
 
     def audit_events(self) -> list[dict[str, Any]]:
@@ -275,6 +380,11 @@ class MemoryStore:
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
 
+    def audit_erasure(self, event_id: str) -> dict[str, Any]:
+        """An erasing event's record and its proof: no copy of the erased text anywhere in
+        the namespace (every property of every node and relationship scanned)."""
+        return audit.erasure(self.store, self.ns, event_id)
+
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
 
@@ -288,6 +398,12 @@ class MemoryStore:
 
     def register_backend(self, backend: ToolBackend) -> None:
         self.registry.register_backend(backend)
+
+
+def update_id(uid: str) -> str:
+    """A fresh event id for an update: readable, unique, and a valid event id."""
+    readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
+    return f"update-{readable}-{uuid.uuid4().hex[:12]}"
 
 
 def open_store(
@@ -316,7 +432,8 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     try:
         return ArtifactIn.model_validate(dict(data))
     except ValidationError as exc:
-        raise InputError(f"artifact {data.get('uid', '?')!r}: {describe_validation(exc)}") from exc
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

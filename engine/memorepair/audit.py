@@ -6,9 +6,11 @@ only format what those queries return.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from memorepair import queries
+from memorepair.erasure import Matcher
 from memorepair.errors import InputError
 from memorepair.store import Store
 
@@ -19,6 +21,9 @@ GET_EVENT = queries.named("events/get_event")
 LINEAGE = queries.named("audit/lineage")
 STALE_SERVED = queries.named("audit/stale_served")
 STILL_WITHDRAWN = queries.named("audit/still_withdrawn")
+ERASURE = queries.named("audit/erasure")
+SCAN_ARTIFACTS = queries.named("audit/scan_artifacts")
+SCAN_EVENTS = queries.named("audit/scan_events")
 
 
 def events(store: Store, ns: str) -> list[dict[str, Any]]:
@@ -61,3 +66,63 @@ def still_withdrawn(store: Store, ns: str) -> list[dict[str, Any]]:
 def stale_served(store: Store, ns: str) -> list[dict[str, Any]]:
     """Live artifacts whose support is not live: the barrier invariant says none, ever."""
     return store.read(STALE_SERVED, ns=ns)
+
+
+def erasure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
+    """An erasure record, and its proof: every property of every node and relationship
+    in the namespace scanned for the erased text's fingerprints (none may match)."""
+    rows = store.read(ERASURE, ns=ns, event=event_id)
+    if not rows:
+        raise InputError(
+            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
+        )
+    record = dict(rows[0])
+    prints = record.pop("fingerprints")
+    if prints is None:
+        raise InputError(
+            f"event {event_id!r} erased nothing: only a delete (or a correct with erase: true) "
+            "erases, once its repair completes (`memorepair resume` finishes it)"
+        )
+    matcher = Matcher.of(prints)
+    copies, scanned = _scan(store, ns, matcher)
+    return {
+        **record,
+        "fingerprints": len(prints),
+        "scanned": scanned,
+        "copies": copies,
+        "ok": not copies,
+    }
+
+
+def _scan(store: Store, ns: str, matcher: Matcher) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    copies: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    scanned = {"nodes": 0, "relationships": 0}
+    for row in [*store.read(SCAN_EVENTS, ns=ns), *_artifact_pages(store, ns)]:
+        scanned["nodes"] += 1
+        copies += _copies(row["id"], "/".join(row["labels"]), row["props"], matcher)
+        for rel in row["rels"]:
+            if rel["id"] is None or rel["id"] in seen:
+                continue
+            seen.add(rel["id"])
+            scanned["relationships"] += 1
+            copies += _copies(f"{rel['type']} of {row['id']}", rel["type"], rel["props"], matcher)
+    return copies, scanned
+
+
+def _artifact_pages(store: Store, ns: str) -> Iterator[dict[str, Any]]:
+    after = ""
+    while True:
+        page = store.read(SCAN_ARTIFACTS, ns=ns, after=after, limit=store.batch_size)
+        yield from page
+        if len(page) < store.batch_size:
+            return
+        after = page[-1]["id"]
+
+
+def _copies(where: str, kind: str, props: dict[str, Any], matcher: Matcher) -> list[dict[str, Any]]:
+    return [
+        {"where": where, "labels": kind, "property": name}
+        for name, value in sorted(props.items())
+        if isinstance(value, str | list | dict) and matcher.hits(value)
+    ]

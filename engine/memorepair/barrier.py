@@ -26,11 +26,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from memorepair import queries
-from memorepair.codec import stored_json
-from memorepair.errors import CascadeBusyError, UnknownArtifactError
+from memorepair import queries, replacement
+from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.events import PhaseCommit
-from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
+from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Store, Tx
 
 COUNT_UNHELD = queries.named("barrier/count_unheld")
@@ -39,12 +38,11 @@ HOLD_CASCADE = queries.named("barrier/hold_cascade")
 LINK_ROOTS = queries.named("barrier/link_roots")
 LOCK_HEADS = queries.named("store/lock_heads")
 MARK_HELD = queries.named("barrier/mark_held")
-MAX_VERSIONS = queries.named("execution/max_versions")
 OPEN_HOLDERS = queries.named("barrier/open_holders")
-REPLACE_ROOTS = queries.named("barrier/replace_roots")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")
 WITHDRAW_CASCADE = queries.named("barrier/withdraw_cascade")
 WITHDRAW_ROOTS = queries.named("barrier/withdraw_roots")
+WITHDRAW_STRANDED = queries.named("barrier/withdraw_stranded")
 
 
 @dataclass(frozen=True)
@@ -89,7 +87,12 @@ def withdraw_when_free(
 def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) -> tuple[int, int]:
     key = event_key(spec.ns, spec.id)
     root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    if spec.retry_of is not None:  # a retry takes over what its event left stranded
+        (result,) = tx.run(WITHDRAW_STRANDED, event_key=key, of=event_key(spec.ns, spec.retry_of))
+        commit(tx, {"withdrawn": int(result["withdrawn"]), "barrier_rounds": 1})
+        return int(result["withdrawn"]), 1
     roots = _lock_roots(tx, spec, root_keys)
+    lineage = replacement.lock_inputs(tx, spec, roots)
     if cascade:
         withdrawn, rounds = _withdraw_cascade(tx, spec, key, root_keys)
         tx.run(LINK_ROOTS, event_key=key, keys=root_keys)
@@ -98,7 +101,8 @@ def _barrier(tx: Tx, spec: RepairEventSpec, cascade: bool, commit: PhaseCommit) 
         _refuse_if_busy(tx, spec, result["holders"])
         withdrawn, rounds = int(result["withdrawn"]), 1
     if spec.type is not EventType.DELETE:
-        _replace_roots(tx, spec, roots)
+        replacement.check_still_served(tx, spec, lineage)
+        replacement.replace(tx, spec, roots, lineage)
     commit(tx, {"withdrawn": withdrawn, "barrier_rounds": rounds})
     return withdrawn, rounds
 
@@ -112,9 +116,9 @@ def _lock_roots(
     deleted = [roots[k]["uid"] for k in root_keys if k in roots and roots[k]["removed"]]
     if missing or deleted:
         raise UnknownArtifactError(
-            f"event {spec.id!r}: unknown roots {missing}"
+            f"event {spec.id!r}: {some(missing, 'unknown root')} in namespace {spec.ns!r}"
             if missing
-            else f"event {spec.id!r}: roots {deleted} were already deleted"
+            else f"event {spec.id!r}: {some(deleted, 'root')} already deleted"
         )
     return roots
 
@@ -139,11 +143,11 @@ def _refuse_if_busy(tx: Tx, spec: RepairEventSpec, holders: list[str]) -> None:
     """Refuse (rolling the barrier back) if another open event holds part of the cascade."""
     if not holders:
         return
-    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders))
+    busy = tx.run(OPEN_HOLDERS, keys=sorted(holders), ns=spec.ns)
     if busy:
-        names = ", ".join(f"{row['id']} ({row['status']})" for row in busy)
+        names = some((f"{row['id']} ({row['status']})" for row in busy), "event")
         raise CascadeBusyError(
-            f"event {spec.id!r}: its cascade overlaps open event(s) {names}; it runs once they "
+            f"event {spec.id!r}: its cascade overlaps open events: {names}; it runs once they "
             "complete (`memorepair resume` finishes an interrupted one)"
         )
 
@@ -152,8 +156,12 @@ def _refuse_if_unheld(tx: Tx, spec: RepairEventSpec, unrecorded: int) -> None:
     """Refuse if the cascade reaches nodes another event withdrew but has not held yet."""
     if not unrecorded:
         return
-    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id))
-    names = ", ".join(f"{row['id']} ({row['status']})" for row in pending) or "none open"
+    pending = tx.run(UNHELD_EVENTS, event_key=event_key(spec.ns, spec.id), ns=spec.ns)
+    names = (
+        some((f"{row['id']} ({row['status']})" for row in pending), "event")
+        if pending
+        else "none open"
+    )
     raise CascadeBusyError(
         f"event {spec.id!r}: its cascade reaches {unrecorded} node(s) that another event "
         f"has just withdrawn and not yet recorded as held (events between barrier and "
@@ -180,26 +188,3 @@ def hold(store: Store, spec: RepairEventSpec) -> None:
         tx.run(MARK_HELD, event_key=key)
 
     store.transaction(work)
-
-
-def _replace_roots(tx: Tx, spec: RepairEventSpec, roots: dict[str, dict[str, object]]) -> None:
-    ns = spec.ns
-    keys = [artifact_key(ns, uid) for uid in spec.roots]
-    latest = {row["key"]: int(row["version"]) for row in tx.run(MAX_VERSIONS, keys=keys)}
-    rows = []
-    for uid in spec.roots:
-        k = artifact_key(ns, uid)
-        version = latest[k] + 1
-        content, meta, recipe = spec.delta(uid)
-        rows.append(
-            {
-                "old_vid": version_id(ns, uid, int(str(roots[k]["version"]))),
-                "vid": version_id(ns, uid, version),
-                "key": k,
-                "version": version,
-                "content": content,
-                "meta": stored_json(meta),
-                "recipe": stored_json(recipe.model_dump() if recipe else None),
-            }
-        )
-    tx.run(REPLACE_ROOTS, event_key=event_key(ns, spec.id), rows=rows)

@@ -18,7 +18,7 @@ from typing import Any
 
 from memorepair import queries
 from memorepair.candidates import CandidateFamily, CascadeNode
-from memorepair.errors import InputError
+from memorepair.errors import InputError, some
 from memorepair.model import Arch, Kind, Recipe, RepairEventSpec, artifact_key
 from memorepair.store import Store
 
@@ -52,7 +52,7 @@ def reach(store: Store, spec: RepairEventSpec) -> Cascade:
     found = {r["uid"] for r in rows if r["root"]}
     missing = [u for u in spec.roots if u not in found]
     if missing:
-        raise InputError(f"event {spec.id!r}: unknown or deleted roots {missing}")
+        raise InputError(f"event {spec.id!r}: {some(missing, 'unknown or deleted root')}")
     return _cascade(store, spec, rows)
 
 

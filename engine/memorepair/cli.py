@@ -12,13 +12,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
 from memorepair.errors import InputError, MemoRepairError
+from memorepair.recording import OnStale
 from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from memorepair.api import MemoryStore
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -138,10 +142,17 @@ QUIET_OPTION = click.option(
     default=None,
     help="Namespace (tenant) to work in [env MEMOREPAIR_NAMESPACE; default 'default'].",
 )
+@click.option(
+    "--env-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Read settings from this file too [env MEMOREPAIR_ENV_FILE; no file by default: "
+    "a .env in the working directory is ignored].",
+)
 @click.option("--debug", is_flag=True, help="Show the full trace on errors.")
 @click.version_option(package_name="memorepair")
 @click.pass_context
-def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
+def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) -> None:
     """Barrier-first cascade repair for agent memory stored in Neo4j.
 
     When a source artifact is deleted, corrected or invalidated by a tool migration,
@@ -161,19 +172,65 @@ def cli(ctx: click.Context, ns: str | None, debug: bool) -> None:
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
-    NEO4J_PASSWORD / NEO4J_DATABASE, and a .env file in the working directory.
+    NEO4J_PASSWORD / NEO4J_DATABASE, and an env file only if you name one (--env-file);
+    `memorepair config show` prints what is in effect and where each value came from.
     """
     ctx.ensure_object(dict)
     ctx.obj["debug"] = debug
     ctx.obj["ns"] = ns
+    ctx.obj["env_file"] = env_file
+
+
+def _env_file() -> Path | None:
+    """The `--env-file` given to the command line, if any (else MEMOREPAIR_ENV_FILE)."""
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    return obj.get("env_file") if isinstance(obj, dict) else None
 
 
 def _settings() -> Settings:
-    return load_settings()
+    return load_settings(env_file=_env_file())
+
+
+# ---- configuration -----------------------------------------------------------------------
+@cli.group()
+def config() -> None:
+    """The effective configuration."""
+
+
+@config.command("show")
+@JSON_OPTION
+def config_show(as_json: bool) -> None:
+    """Every setting, its value and where it came from (default, environment, env file).
+
+    Secrets (passwords, API keys, credentials in a URI) are masked.
+    """
+    from memorepair.settings import chosen_env_file, describe
+
+    env_file = chosen_env_file(_env_file())
+    rows = [row.as_dict() for row in describe(load_settings(env_file=env_file), env_file)]
+    ignored = Path(".env").is_file() and (
+        env_file is None or env_file.resolve() != Path(".env").resolve()
+    )
+    data = {
+        "env_file": str(env_file) if env_file else None,
+        "ignored_env_file": str(Path(".env").resolve()) if ignored else None,
+        "settings": rows,
+    }
+
+    def human() -> None:
+        click.echo(f"env file: {env_file or 'none (name one with --env-file)'}")
+        if ignored:
+            click.echo("note: ./.env is not read; pass --env-file .env if you trust it")
+        for row in rows:
+            value = json.dumps(row["value"], default=str)
+            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}")
+
+    _emit(data, as_json, human)
 
 
 @contextmanager
-def _memory(ctx: click.Context) -> Iterator[Any]:
+def _memory(ctx: click.Context) -> Iterator[MemoryStore]:
     from memorepair.api import open_store
 
     memory = open_store(ns=ctx.obj.get("ns"), settings=_settings())
@@ -301,14 +358,126 @@ def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     )
 
 
-@cli.command("export")
-@click.argument("file", type=click.Path(dir_okay=False, writable=True, path_type=Path))
+@cli.command("record")
+@click.argument("source", type=click.File("r", encoding="utf-8"))
+@click.option(
+    "--on-stale",
+    type=click.Choice(["withdraw", "refuse"]),
+    default="withdraw",
+    show_default=True,
+    help="A pinned input (uid@N) no longer served: record withdrawn, or refuse.",
+)
+@JSON_OPTION
+@click.pass_context
+def record_cmd(ctx: click.Context, source: Any, on_stale: str, as_json: bool) -> None:
+    """Record one artifact from a JSON object (a memory line's fields; `-` reads stdin).
+
+    \b
+      echo '{"uid": "sum-2", "kind": "summary", "content": "...",
+             "inputs": ["policy@3", "note-7"]}' | memorepair record -
+
+    Inputs are uids (the versions served now) or uid@N, the version the agent read; an
+    artifact derived from a version that is no longer served is never served itself.
+    Changing an artifact that exists is `memorepair update`.
+    """
+    data = _json_object(source.read(), source.name)
+    with _memory(ctx) as memory:
+        row = memory.record(data, on_stale=cast(OnStale, on_stale))
+    state = "served" if row["live"] else f"withdrawn (held by event {row['held_by']})"
+    _emit(row, as_json, lambda: click.echo(f"recorded {row['vid']}: {state}"))
+
+
+@cli.command("update")
+@click.argument("uid")
+@click.option("--content", help="The new content (default: keep the served content).")
+@click.option(
+    "--content-file",
+    type=click.File("r", encoding="utf-8"),
+    help="Read the new content from a file (`-`: stdin).",
+)
+@click.option("--meta", "meta_json", help="The new meta, a JSON object (default: keep).")
+@click.option(
+    "--input",
+    "inputs",
+    multiple=True,
+    help="An input uid or uid@N, repeatable; replaces the inputs (default: keep them).",
+)
+@click.option("--reason", default="", help="Why, for the audit trail.")
+@click.option("--id", "event_id", help="The event id (default: generated).")
+@click.option("--erase", is_flag=True, help="Also erase the old text everywhere, as delete does.")
+@JSON_OPTION
 @QUIET_OPTION
 @click.pass_context
-def export(ctx: click.Context, file: Path, quiet: bool) -> None:
-    """Export the served (live) memory as JSON Lines."""
+def update_cmd(
+    ctx: click.Context,
+    uid: str,
+    content: str | None,
+    content_file: Any,
+    meta_json: str | None,
+    inputs: tuple[str, ...],
+    reason: str,
+    event_id: str | None,
+    erase: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Change a served artifact: a `correct` event with its cascade and barrier.
+
+    Everything derived from the old version is withdrawn at once and repaired from the
+    new one. Exits 5 if some of it could not be repaired (see `memorepair retry`).
+    """
+    if content is not None and content_file is not None:
+        raise InputError("give --content or --content-file, not both")
+    text = content_file.read() if content_file is not None else content
+    meta = _json_object(meta_json, "--meta") if meta_json is not None else None
     with _memory(ctx) as memory, _Progress(quiet) as progress:
-        count = memory.export_file(file, progress=lambda d, t: progress("export", d, t))
+        report = memory.update(
+            uid,
+            content=text,
+            meta=meta,
+            inputs=list(inputs) if inputs else None,
+            reason=reason,
+            event_id=event_id,
+            erase=erase,
+            progress=progress,
+        )
+    _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
+
+
+def _json_object(text: str, where: str) -> dict[str, Any]:
+    """A JSON object given on the command line or in a file, or a one-line error."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise InputError(f"{where}: not valid JSON ({exc})") from exc
+    if not isinstance(value, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+@cli.command("export")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True, path_type=Path))
+@click.option(
+    "--force", is_flag=True, help="Overwrite an existing file (never through a symbolic link)."
+)
+@QUIET_OPTION
+@click.pass_context
+def export(ctx: click.Context, file: Path, force: bool, quiet: bool) -> None:
+    """Export the served (live) memory as JSON Lines; FILE '-' writes to stdout.
+
+    A new file is created with mode 0600; an existing one is refused without --force.
+    """
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+
+        def step(done: int, total: int) -> None:
+            progress("export", done, total)
+
+        if str(file) == "-":
+            count = memory.export_to(sys.stdout, progress=step)
+            click.echo(f"exported {count} live artifacts to stdout", err=True)
+            return
+        count = memory.export_file(file, force=force, progress=step)
     click.echo(f"exported {count} live artifacts to {file}")
 
 
@@ -514,6 +683,32 @@ def _event_file(name: str) -> Path:
     return path
 
 
+#: Exit status of a repair that completed but left candidates failed or blocked: their
+#: artifacts stay withdrawn until `memorepair retry EVENT` (or a new event) repairs them.
+STRANDED_EXIT = 5
+
+
+def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
+    """Exit STRANDED_EXIT when any report left candidates failed or blocked, naming them."""
+    stranded = [
+        (r["event"], outcome, uid, r["details"].get(uid, ""))
+        for r in reports
+        for outcome in ("failed", "blocked", "input_withdrawn")
+        for uid in r["outcomes"].get(outcome, [])
+    ]
+    if not stranded:
+        return
+    if not as_json:
+        click.echo(f"{len(stranded)} artifact(s) stay withdrawn, not repaired:", err=True)
+        for event, outcome, uid, why in stranded[:20]:
+            click.echo(f"  {uid} ({outcome} in {event}): {why}", err=True)
+        if len(stranded) > 20:
+            click.echo(f"  ... and {len(stranded) - 20} more (`memorepair status`)", err=True)
+        events = ", ".join(sorted({e for e, *_ in stranded}))
+        click.echo(f"fix the cause, then: memorepair retry {events}", err=True)
+    sys.exit(STRANDED_EXIT)
+
+
 def _print_report(data: dict[str, Any]) -> None:
     click.echo(
         f"event {data['event']} ({data['type']}): {data['status']}"
@@ -550,10 +745,32 @@ def repair_cmd(
     """Run a repair event: withdraw, select, execute, validate, republish.
 
     Idempotent by event id: running the same event again after a crash resumes it.
+    Exits 5 when it completed but left candidates failed or blocked (they stay withdrawn;
+    `memorepair retry EVENT_ID` re-attempts them once the cause is fixed).
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
+
+
+@cli.command("retry")
+@click.argument("event_id")
+@JSON_OPTION
+@QUIET_OPTION
+@click.pass_context
+def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> None:
+    """Re-attempt what an event left failed or blocked, as a follow-up event.
+
+    For a repair that exited 5: fix the cause first (install the tool back-end a
+    migration needs, say), then retry. The follow-up event EVENT_ID.retry-N takes the
+    stranded artifacts over at its barrier and repairs them under the same rules; exits 5
+    again if some still fail.
+    """
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        report = memory.retry(event_id, progress=progress)
+    _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
+    _finish([report.as_dict()], as_json)
 
 
 @cli.command("resume")
@@ -574,26 +791,36 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: b
             _print_report(item)
 
     _emit(data, as_json, human)
+    _finish(data, as_json)
 
 
 @cli.command("status")
 @JSON_OPTION
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Artifacts by visibility and the open (unfinished) events of the namespace."""
+    """Artifacts by visibility, open events, and what is still withdrawn and why."""
     with _memory(ctx) as memory:
         data = memory.status()
     counts, open_events = data["artifacts"], data["open_events"]
-    _emit(
-        data,
-        as_json,
-        lambda: click.echo(
+
+    def human() -> None:
+        click.echo(
             f"namespace {data['namespace']} on {data['server']}\n  "
             + "  ".join(f"{k} {v}" for k, v in counts.items())
             + "\n  open events: "
             + (", ".join(f"{e['id']} ({e['phase']})" for e in open_events) or "none")
-        ),
-    )
+        )
+        withdrawn = data["withdrawn"]
+        click.echo(f"  still withdrawn: {len(withdrawn) or 'nothing'}")
+        for row in withdrawn[:20]:
+            click.echo(
+                f"    {row['uid']}@{row['version']}  {row['outcome']} in {row['event']}"
+                + (f": {row['reason']}" if row["reason"] else "")
+            )
+        if len(withdrawn) > 20:
+            click.echo(f"    ... and {len(withdrawn) - 20} more (--json lists all)")
+
+    _emit(data, as_json, human)
 
 
 @cli.command("retrieve")
@@ -711,6 +938,41 @@ def audit_withdrawn(ctx: click.Context, as_json: bool) -> None:
     )
 
 
+@audit.command("erasure")
+@click.argument("event_id")
+@JSON_OPTION
+@click.pass_context
+def audit_erasure(ctx: click.Context, event_id: str, as_json: bool) -> None:
+    """What a delete (or a correct with erase) erased, and the proof that no copy is left.
+
+    Scans every property of every node and relationship in the namespace for the erased
+    text's fingerprints (hashes of its phrases and identifiers: the text itself is not
+    kept). Exit 4 when a copy is found, naming where.
+    """
+    with _memory(ctx) as memory:
+        record = memory.audit_erasure(event_id)
+
+    def human() -> None:
+        scanned = record["scanned"]
+        click.echo(
+            f"event {record['event']} ({record['type']}, {record['status']}): erased at "
+            f"{record['erased_at'] or '(in progress)'}, {record['versions']} versions redacted"
+        )
+        for root in record["roots"] or []:
+            click.echo(f"  erased {root.rsplit(':', 1)[0]}  sha256 {root.rsplit(':', 1)[1]}")
+        click.echo(
+            f"  scanned {scanned['nodes']} nodes and {scanned['relationships']} relationships "
+            f"for {record['fingerprints']} fingerprints: "
+            + ("no copy left" if record["ok"] else f"{len(record['copies'])} copies found")
+        )
+        for copy in record["copies"][:20]:
+            click.echo(f"  COPY in {copy['where']} ({copy['labels']}).{copy['property']}")
+
+    _emit(record, as_json, human)
+    if not record["ok"]:
+        sys.exit(4)
+
+
 def _stale_line(row: dict[str, Any]) -> str:
     if row["support"] is None:
         return f"STALE {row['uid']}@{row['version']} ({row['support_visibility']})"
@@ -773,9 +1035,17 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
         if narrate:
             click.echo(f"$ memorepair repair {name}   # {spec.reason}")
 
-    def after(report: Any) -> None:
+    def after(report: Any, erasure: dict[str, Any] | None) -> None:
         if narrate:
             _print_report(report.as_dict())
+            if erasure is not None:
+                scanned = erasure["scanned"]
+                click.echo(
+                    f"  erasure: {erasure['versions']} versions redacted; "
+                    f"`memorepair audit erasure {report.event}` scanned {scanned['nodes']} "
+                    f"nodes and {scanned['relationships']} relationships: "
+                    + ("no copy of the deleted text left" if erasure["ok"] else "COPIES LEFT")
+                )
             click.echo("")
 
     with _memory(ctx) as memory:
@@ -783,6 +1053,7 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     stale, counts = result.stale_served, result.artifacts
     data = {
         "events": [r.as_dict() for r in result.reports],
+        "erasures": result.erasures,
         "stale_served": stale,
         "artifacts": counts,
     }

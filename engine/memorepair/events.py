@@ -1,6 +1,7 @@
 """The lifecycle of one repair event: its node, its phases, resumption and its report.
 
     created -> withdrawn -> candidates -> selected -> staged -> validated -> published
+    (-> erased, for an event that erases: it completes only once no copy is left)
 
 This module alone writes an event's phase. A step that commits its effect in one
 transaction (the barrier, the selection record, publication) is handed `Event.commit`,
@@ -31,11 +32,21 @@ from memorepair.store import Store, Tx
 CREATE_EVENT = queries.named("events/create_event")
 GET_EVENT = queries.named("events/get_event")
 OPEN_EVENTS = queries.named("events/open_events")
+RETRIES = queries.named("events/retries")
 SET_PHASE = queries.named("events/set_phase")
 EVENT_SETS = queries.named("audit/event_sets")
 EVENT_SELECTED = queries.named("audit/event_selected")
 
-PHASES = ("created", "withdrawn", "candidates", "selected", "staged", "validated", "published")
+PHASES = (
+    "created",
+    "withdrawn",
+    "candidates",
+    "selected",
+    "staged",
+    "validated",
+    "published",
+    "erased",  # erasing events only (delete, correct with erase): completes them
+)
 
 #: Fault injection for the crash tests: after this phase (or inner point: "recording",
 #: "staging", "publishing") commits, the process marks a file and waits to be killed.
@@ -106,6 +117,15 @@ def _spec_json(spec: RepairEventSpec) -> dict[str, Any]:
     return spec.model_dump(mode="json", by_alias=True)
 
 
+def _stored_spec(spec: RepairEventSpec) -> dict[str, Any]:
+    """The spec as the event node keeps it: no replacement text (that lives only in the
+    replacement version, which an erasure can redact; the digest stands for the rest)."""
+    data = _spec_json(spec)
+    for replacement in data.get("replacements", []):
+        replacement.update(content="", meta=None, recipe=None)
+    return data
+
+
 class Event:
     """One event's record and its phase state machine (see the module docstring)."""
 
@@ -142,10 +162,10 @@ class Event:
 
         return record
 
-    def complete(self, phase: str, figures: Mapping[str, Any]) -> None:
+    def complete(self, phase: str, figures: Mapping[str, Any], *, status: str = "open") -> None:
         """Record a phase after a step whose re-run is harmless (unless already recorded)."""
-        if not self.reached(phase):
-            self.store.transaction(lambda tx: self.commit(phase)(tx, figures))
+        if not self.reached(phase) or self.status != status:
+            self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
 
     def refuse(self, error: InputError) -> None:
         """The barrier refused the event before withdrawing anything: the id stays free."""
@@ -159,7 +179,9 @@ class Event:
             return
         marker = self._state_dir / f"fault-{self.spec.id}-{point}"
         marker.parent.mkdir(parents=True, exist_ok=True)
-        marker.write_text(str(os.getpid()), encoding="utf-8")
+        partial = marker.with_suffix(".partial")  # whole or absent: the test reads the pid
+        partial.write_text(str(os.getpid()), encoding="utf-8")
+        partial.replace(marker)
         while True:  # the test kills us here with SIGKILL
             time.sleep(1)
 
@@ -169,12 +191,20 @@ class Event:
 
 
 def open_event(
-    store: Store, spec: RepairEventSpec, *, lam: float, selector: str, state_dir: Path
+    store: Store,
+    spec: RepairEventSpec,
+    *,
+    lam: float,
+    selector: str,
+    state_dir: Path,
+    recorded: bool = False,
 ) -> tuple[Event, str | None]:
     """Create the event's node, or find it again; returns it and the phase it resumes from.
 
     A re-run keeps the lambda and selector the event was created with. An id already used
-    for a different event is refused; a refused event (nothing withdrawn) may run again.
+    for a different event is refused (unless the spec is the one the event recorded,
+    `recorded`, which lacks replacement text); a refused event (nothing withdrawn) may
+    run again.
     """
     created = store.write(
         CREATE_EVENT,
@@ -185,12 +215,13 @@ def open_event(
         roots=list(spec.roots),
         lam=lam,
         reason=spec.reason,
-        spec=canonical_json(_spec_json(spec)),
+        spec=canonical_json(_stored_spec(spec)),
         digest=digest(spec),
         selector=selector,
+        retry_of=spec.retry_of,
     )[0]
     record = dict(created["event"])
-    if record["digest"] != digest(spec):
+    if not recorded and record["digest"] != digest(spec):
         raise EventStateError(
             f"event id {spec.id!r} was already used for a different event in namespace "
             f"{spec.ns!r}; give this one a new id"
@@ -215,6 +246,11 @@ def open_events(store: Store, ns: str) -> list[dict[str, Any]]:
     return store.read(OPEN_EVENTS, ns=ns)
 
 
+def retries(store: Store, ns: str, event_id: str) -> list[dict[str, Any]]:
+    """The follow-up events that retried `event_id` (id, status, phase), oldest first."""
+    return store.read(RETRIES, ns=ns, id=event_id)
+
+
 def recorded_spec(store: Store, ns: str, event_id: str) -> RepairEventSpec:
     return parse_event(record(store, ns, event_id)["spec"], f"event {event_id} as recorded")
 
@@ -226,6 +262,29 @@ def record(store: Store, ns: str, event_id: str) -> dict[str, Any]:
             f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
         )
     return dict(found[0]["event"])
+
+
+def skipped(spec: RepairEventSpec, why: str) -> RepairReport:
+    """The report of an event `resume` could not continue (it stays as it was)."""
+    return RepairReport(
+        event=spec.id,
+        type=spec.type.value,
+        status="skipped",
+        selector="",
+        lam=0.0,
+        withdrawn=0,
+        candidates=0,
+        executable=0,
+        selected=[],
+        outcomes={},
+        objective=0.0,
+        repair_value=0.0,
+        cost=0.0,
+        repair_all_value=0.0,
+        repair_all_cost=0.0,
+        backend="",
+        details={"error": why},
+    )
 
 
 def report_of(

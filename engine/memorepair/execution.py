@@ -9,12 +9,13 @@ by the successor's version id). Validation is the next step (`validation.py`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memorepair import queries
 from memorepair.candidates import Candidate, CandidateFamily
-from memorepair.codec import artifact_from_row, stored_json
+from memorepair.codec import artifact_from_row, canonical_json, stored_json
+from memorepair.errors import some
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
@@ -28,6 +29,7 @@ from memorepair.model import (
     version_id,
 )
 from memorepair.operators.base import RepairContext, Successor, Support
+from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.store import Row, Store, WriteBehind
 
@@ -279,9 +281,9 @@ def _build(
     stray = [u for u in successor.inputs if u not in allowed]
     if stray:
         return Attempt(
-            candidate, vid, None, ctx, False, f"successor cites non-support inputs {stray}"
+            candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
-    return Attempt(candidate, vid, successor, ctx)
+    return Attempt(candidate, vid, replace(successor, meta=successor_meta(ctx, successor)), ctx)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:
@@ -306,18 +308,26 @@ def _staged_support(attempt: Attempt) -> Support:
         kind=old.kind,
         arch=old.arch,
         content=attempt.successor.content,
-        meta=successor_meta(old, attempt.successor),
+        meta=attempt.successor.meta,
         origin="successor",
     )
 
 
-def successor_meta(old: Artifact, successor: Successor) -> dict[str, object]:
-    """Meta carries over from the predecessor unless the operator says otherwise.
+def successor_meta(ctx: RepairContext, successor: Successor) -> dict[str, Any]:
+    """The successor's meta: what its operator set, plus what the predecessor had that
+    does not draw on invalidated support.
 
     Operators return what they changed (often nothing); dropping the rest would lose facts
-    later events depend on, such as a tool-call record's `call` or a skill's `title`.
+    later events depend on, such as a tool-call record's `call` or a skill's `title`. But a
+    meta value quoting a deleted record (a skill's `instruction` copied from it) is exactly
+    what must not be served again, so it is rebuilt from retained support: left out.
     """
-    return {**old.meta, **successor.meta}
+    old = ctx.artifact.meta
+    if not old or not ctx.invalidated:
+        return {**old, **successor.meta}
+    taint = Taint(ctx)
+    kept = {k: v for k, v in old.items() if taint.phrase(f"{k} {canonical_json(v)}") is None}
+    return {**kept, **successor.meta}
 
 
 def _row(attempt: Attempt) -> Row:
@@ -329,7 +339,7 @@ def _row(attempt: Attempt) -> Row:
         "version": attempt.version,
         "content": successor.content,
         "recipe": stored_json(successor.recipe.model_dump() if successor.recipe else None),
-        "meta": stored_json(successor_meta(attempt.context.artifact, successor)),
+        "meta": stored_json(dict(successor.meta)),
         "inputs": list(successor.inputs),
         "validated": attempt.validated,
         "validation": attempt.detail or None,

@@ -7,19 +7,26 @@ A memory file holds one object per line:
 
 Parsing validates every line and the file as a whole (duplicate uids, dangling inputs,
 influence cycles) before anything is written, and every error names the line and field.
+`NaN` and `Infinity` are not JSON and are refused wherever JSON is read.
+
+A file is imported in two passes (`index_memory`): the first validates every line and
+keeps only its skeleton (uid, line, byte offset, inputs, edges), the second reads each
+batch's lines again by offset. So an import holds the graph, never the contents: its
+memory does not grow with the size of the contents (bench/import_memory.py).
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from memorepair.errors import CycleError, InputError, describe_validation
+from memorepair.errors import SHOWN_IDS, CycleError, InputError, describe_validation
 from memorepair.graphs import topological
 from memorepair.model import ArtifactIn, EdgeIn, RepairEventSpec
 
@@ -35,9 +42,25 @@ class Memory:
     lines: dict[str, int]
 
 
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{text[:20]} does not fit a finite number")
+    return value
+
+
+def loads(text: str | bytes) -> Any:
+    """`json.loads` without NaN, Infinity or numbers too large for a float."""
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite)
+
+
 def _load_json(text: str, where: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except json.JSONDecodeError as exc:
         at = f" at line {exc.lineno}" if exc.lineno > 1 else ""
         raise InputError(f"{where}: not valid JSON ({exc.msg}{at})") from exc
@@ -50,32 +73,16 @@ def parse_lines(lines: Iterable[str], source: str = "<input>") -> Memory:
     edges: list[EdgeIn] = []
     where: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        if len(line) > MAX_LINE_BYTES:
-            raise InputError(f"{source}:{number}: line is longer than {MAX_LINE_BYTES} bytes")
-        obj = _load_json(line, f"{source}:{number}")
-        if not isinstance(obj, dict):
-            raise InputError(f"{source}:{number}: expected a JSON object, got {type(obj).__name__}")
-        kind = obj.pop("type", None)
-        try:
-            if kind == "artifact":
-                artifact = ArtifactIn.model_validate(obj)
-                if artifact.uid in where:
-                    raise InputError(
-                        f"{source}:{number}: uid {artifact.uid!r} already defined on line "
-                        f"{where[artifact.uid]}"
-                    )
-                where[artifact.uid] = number
-                artifacts.append(artifact)
-            elif kind == "edge":
-                edges.append(EdgeIn.model_validate(obj))
-            else:
+        item = _parse_line(line, f"{source}:{number}")
+        if isinstance(item, EdgeIn):
+            edges.append(item)
+        elif item is not None:
+            if item.uid in where:
                 raise InputError(
-                    f"{source}:{number}: field 'type' must be 'artifact' or 'edge', got {kind!r}"
+                    f"{source}:{number}: uid {item.uid!r} already defined on line {where[item.uid]}"
                 )
-        except ValidationError as exc:
-            raise InputError(f"{source}:{number}: {describe_validation(exc)}") from exc
+            where[item.uid] = number
+            artifacts.append(item)
     return Memory(tuple(artifacts), tuple(edges), where)
 
 
@@ -87,6 +94,114 @@ def read_memory(path: Path) -> Memory:
         raise InputError(f"cannot read {path}: {exc.strerror}") from exc
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+
+
+class MemoryIndex:
+    """A validated memory file as its skeleton plus each artifact line's byte offset.
+
+    `index_memory` builds it in one streaming pass; `load` reads a batch's lines again,
+    so the contents are in memory one batch at a time.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.skeleton = Skeleton()
+        self.offsets: dict[str, int] = {}
+
+    def load(self, uids: Sequence[str]) -> list[ArtifactIn]:
+        out = []
+        try:
+            with self.path.open("rb") as handle:
+                for uid in uids:
+                    handle.seek(self.offsets[uid])
+                    out.append(self._again(uid, handle.readline()))
+        except OSError as exc:
+            raise InputError(f"cannot read {self.path}: {exc.strerror}") from exc
+        return out
+
+    def _again(self, uid: str, raw: bytes) -> ArtifactIn:
+        number = self.skeleton.lines[uid]
+        where = f"{self.path}:{number}"
+        obj = _load_json(raw.decode("utf-8", errors="strict"), where)
+        if not isinstance(obj, dict) or obj.pop("type", None) != "artifact":
+            raise InputError(f"{where}: the file changed during the import; nothing was written")
+        try:
+            artifact = ArtifactIn.model_validate(obj)
+        except ValidationError as exc:
+            raise InputError(f"{where}: {describe_validation(exc)}") from exc
+        if artifact.uid != uid or artifact.inputs != self.skeleton.inputs[uid]:
+            raise InputError(f"{where}: the file changed during the import; nothing was written")
+        return artifact
+
+
+def index_memory(path: Path, max_content_bytes: int | None = None) -> MemoryIndex:
+    """Validate every line of a memory file, keeping only its skeleton and offsets."""
+    index = MemoryIndex(path)
+    try:
+        with path.open("rb") as handle:
+            offset, number = 0, 0
+            while raw := handle.readline(MAX_LINE_BYTES + 1):  # a line is read bounded
+                number += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise InputError(f"{path}:{number}: line is longer than {MAX_LINE_BYTES} bytes")
+                _index_line(index, raw, number, offset, max_content_bytes)
+                offset += len(raw)
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from exc
+    return index
+
+
+def _index_line(
+    index: MemoryIndex, raw: bytes, number: int, offset: int, max_content_bytes: int | None
+) -> None:
+    where = f"{index.path}:{number}"
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{index.path}: not UTF-8 text ({exc.reason}) on line {number}") from exc
+    item = _parse_line(line, where)
+    if item is None:
+        return
+    skeleton = index.skeleton
+    if isinstance(item, EdgeIn):
+        skeleton.edges.append(item)
+        return
+    if item.uid in skeleton.lines:
+        raise InputError(
+            f"{where}: uid {item.uid!r} already defined on line {skeleton.lines[item.uid]}"
+        )
+    size = len(item.content.encode("utf-8"))
+    if max_content_bytes is not None and size > max_content_bytes:
+        raise InputError(
+            f"line {number}: artifact {item.uid!r} content is {size} bytes, over "
+            f"MEMOREPAIR_MAX_CONTENT_BYTES={max_content_bytes}"
+        )
+    skeleton.lines[item.uid] = number
+    skeleton.sizes[item.uid] = size
+    skeleton.pinned.update(item.pinned)
+    skeleton.inputs[item.uid] = list(item.inputs)
+    skeleton.related += [(item.uid, r) for r in item.related]
+    index.offsets[item.uid] = offset
+
+
+def _parse_line(line: str, where: str) -> ArtifactIn | EdgeIn | None:
+    """One line as an artifact or an edge (None: blank); errors name the line and field."""
+    if not line.strip():
+        return None
+    if len(line) > MAX_LINE_BYTES:
+        raise InputError(f"{where}: line is longer than {MAX_LINE_BYTES} bytes")
+    obj = _load_json(line, where)
+    if not isinstance(obj, dict):
+        raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
+    kind = obj.pop("type", None)
+    try:
+        if kind == "artifact":
+            return ArtifactIn.model_validate(obj)
+        if kind == "edge":
+            return EdgeIn.model_validate(obj)
+    except ValidationError as exc:
+        raise InputError(f"{where}: {describe_validation(exc)}") from exc
+    raise InputError(f"{where}: field 'type' must be 'artifact' or 'edge', got {kind!r}")
 
 
 def read_event(path: Path) -> RepairEventSpec:
@@ -109,6 +224,34 @@ def parse_event(raw: str, source: str = "<event>") -> RepairEventSpec:
         raise InputError(f"{source}: {describe_validation(exc)}") from exc
 
 
+@dataclass
+class Skeleton:
+    """What whole-file validation and the write order need: the graph without contents."""
+
+    lines: dict[str, int] = field(default_factory=dict)  # uid -> line number
+    inputs: dict[str, list[str]] = field(default_factory=dict)  # uid -> recorded inputs
+    edges: list[EdgeIn] = field(default_factory=list)
+    related: list[tuple[str, str]] = field(default_factory=list)  # artifacts' own lists
+    sizes: dict[str, int] = field(default_factory=dict)  # uid -> bytes of its content
+    pinned: set[str] = field(default_factory=set)  # inputs some artifact pins (`uid@N`)
+
+    @classmethod
+    def of(cls, memory: Memory) -> Skeleton:
+        return cls(
+            lines=dict(memory.lines),
+            inputs={a.uid: list(a.inputs) for a in memory.artifacts},
+            edges=list(memory.edges),
+            related=[(a.uid, r) for a in memory.artifacts for r in a.related],
+            sizes={a.uid: len(a.content) for a in memory.artifacts},
+            pinned={u for a in memory.artifacts for u in a.pinned},
+        )
+
+    def referenced(self) -> set[str]:
+        uids = set(self.inputs) | {u for ins in self.inputs.values() for u in ins}
+        uids |= {u for e in self.edges for u in (e.src, e.dst)}
+        return uids | {dst for _, dst in self.related}
+
+
 def influence_order(memory: Memory, known: set[str]) -> list[ArtifactIn]:
     """Artifacts in an order where every input comes first; refuses dangling and cyclic input.
 
@@ -116,46 +259,58 @@ def influence_order(memory: Memory, known: set[str]) -> list[ArtifactIn]:
     are folded into their target's inputs (they must point at an artifact of this file).
     """
     by_uid = {a.uid: a for a in memory.artifacts}
+    order, inputs = order_skeleton(Skeleton.of(memory), known)
+    return [with_inputs(by_uid[uid], inputs[uid]) for uid in order]
+
+
+def with_inputs(artifact: ArtifactIn, inputs: list[str]) -> ArtifactIn:
+    """The artifact with its inputs after folding in edge lines (itself if unchanged)."""
+    if inputs == artifact.inputs:
+        return artifact
+    return artifact.model_copy(update={"inputs": inputs})
+
+
+def order_skeleton(skeleton: Skeleton, known: set[str]) -> tuple[list[str], dict[str, list[str]]]:
+    """Input-first order of the file's uids and each one's inputs with edge lines folded in."""
     extra: dict[str, list[str]] = {}
-    for edge in memory.edges:
+    for edge in skeleton.edges:
         if edge.rel != "INFLUENCES":
             continue
-        if edge.dst not in by_uid:
+        if edge.dst not in skeleton.inputs:
             raise InputError(
                 f"INFLUENCES edge {edge.src!r} -> {edge.dst!r}: the target must be an artifact "
                 "of this file (an influence edge is part of recording the derived artifact)"
             )
         extra.setdefault(edge.dst, []).append(edge.src)
     inputs: dict[str, list[str]] = {}
-    for artifact in memory.artifacts:
-        merged = list(artifact.inputs)
-        merged += [u for u in extra.get(artifact.uid, []) if u not in merged]
-        for uid in merged:
-            if uid not in by_uid and uid not in known:
+    for uid, recorded in skeleton.inputs.items():
+        merged = list(recorded)
+        merged += [u for u in extra.get(uid, []) if u not in merged]
+        for dep in merged:
+            if dep not in skeleton.inputs and dep not in known:
                 raise InputError(
-                    f"line {memory.lines[artifact.uid]}: artifact {artifact.uid!r} has input "
-                    f"{uid!r}, which is neither in the file nor a current artifact in the store"
+                    f"line {skeleton.lines[uid]}: artifact {uid!r} has input {dep!r}, which is "
+                    "neither in the file nor a current artifact in the store"
                 )
-        inputs[artifact.uid] = merged
-    for edge in memory.edges:
+        inputs[uid] = merged
+    for edge in skeleton.edges:
         for end in (edge.src, edge.dst):
-            if end not in by_uid and end not in known:
+            if end not in skeleton.inputs and end not in known:
                 raise InputError(f"edge {edge.src!r} -> {edge.dst!r}: unknown artifact {end!r}")
-    order = _topological(inputs, by_uid)
-    return [
-        by_uid[uid].model_copy(update={"inputs": inputs[uid]}) if extra.get(uid) else by_uid[uid]
-        for uid in order
-    ]
+    return _topological(inputs, skeleton.inputs), inputs
 
 
-def _topological(inputs: dict[str, list[str]], by_uid: dict[str, ArtifactIn]) -> list[str]:
+def _topological(inputs: dict[str, list[str]], by_uid: dict[str, Any]) -> list[str]:
     """Input-first order in file order; a leftover means a cycle, which we name."""
     edges = [(u, uid) for uid, ins in inputs.items() for u in ins if u in by_uid]
     order, leftover = topological(list(inputs), edges)
     if leftover:
-        raise CycleError(
-            f"INFLUENCES edges form a cycle: {' -> '.join(_a_cycle(inputs, leftover))}"
-        )
+        cycle = _a_cycle(inputs, leftover)
+        path = " -> ".join(cycle)
+        if len(cycle) > 2 * SHOWN_IDS:
+            head = " -> ".join(cycle[:SHOWN_IDS])
+            path = f"{head} -> ... -> {cycle[-1]} ({len(cycle) - 1:,} artifacts)"
+        raise CycleError(f"INFLUENCES edges form a cycle: {path}")
     return order
 
 

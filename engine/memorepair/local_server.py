@@ -9,7 +9,14 @@ preallocation), sets the initial password before the first start, and runs the s
 protocol handshake, so the caller can connect at once.
 
 The password comes from `NEO4J_PASSWORD`, else is generated into
-`<state>/neo4j/password` with mode 0600. It is never printed.
+`<state>/neo4j/password` with mode 0600. It is never printed, and it reaches the admin
+tool through a Java argument file (0600, deleted at once), never a command line that
+other users can read in the process list.
+
+Everything the launcher and the server write is owner-only whatever the umask: the state
+folder and `<state>/neo4j/` are 0700, files are written 0600, Maven, the admin tool and
+the server run with umask 077, and `start` takes group and other permissions off any
+existing file under `<state>/neo4j/` (saying how many it fixed).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import secrets
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import time
 from collections.abc import Callable
@@ -33,6 +41,8 @@ from memorepair.errors import ServerError
 from memorepair.settings import Settings
 
 ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
+#: Whatever the launcher, Maven, the admin tool and the server create: owner-only.
+PRIVATE_UMASK = 0o077
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
 
 #: Neo4j's own launcher passes these on Java 17+; without them the kernel fails at start.
@@ -135,7 +145,7 @@ class LocalServer:
             return self.settings.neo4j_password.get_secret_value()
         if self.password_file.is_file():
             return self.password_file.read_text(encoding="utf-8").strip()
-        self.root.mkdir(parents=True, exist_ok=True)
+        self._make_private_root()
         generated = secrets.token_urlsafe(24)
         fd = os.open(self.password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -148,6 +158,13 @@ class LocalServer:
     ) -> ServerStatus:
         """Start the server; with `browser`, also Neo4j Browser and the HTTP API, bound
         to 127.0.0.1 (MEMOREPAIR_HTTP_PORT)."""
+        self._make_private_root()
+        fixed = private_tree(self.root)
+        if fixed:
+            progress(
+                f"made {fixed} path(s) under {self.root} owner-only (other users could read "
+                "them: the store files, logs and auth.ini)"
+            )
         current = self.status()
         if current.running:
             if browser and current.browser is None:
@@ -184,7 +201,8 @@ class LocalServer:
         debug_log = self.home / "logs" / "debug.log"
         log_offset = debug_log.stat().st_size if debug_log.exists() else 0
         recovered: int | None = None
-        with open(self.console_log, "ab") as log:
+        log_fd = os.open(self.console_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        with os.fdopen(log_fd, "ab") as log:
             process = subprocess.Popen(
                 command,
                 stdin=subprocess.DEVNULL,
@@ -192,8 +210,9 @@ class LocalServer:
                 stderr=subprocess.STDOUT,
                 env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},
                 start_new_session=True,
+                umask=PRIVATE_UMASK,
             )
-        self.pid_file.write_text(f"{process.pid}\n", encoding="utf-8")
+        write_private(self.pid_file, f"{process.pid}\n")
         deadline = started + self.settings.start_timeout_s
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -287,7 +306,8 @@ class LocalServer:
                 "Maven (mvn) is not on PATH; it fetches the Neo4j jars from Maven Central. "
                 "Install it (Debian: apt-get install maven) or set NEO4J_URI to a running server"
             )
-        lib.mkdir(parents=True, exist_ok=True)
+        self._make_private_root()
+        lib.mkdir(mode=0o700, parents=True, exist_ok=True)
         what = "Neo4j Browser" if extra else f"Neo4j {self.settings.neo4j_version}"
         progress(f"fetching {what} jars from Maven Central")
         with resources.as_file(pom_path()) as pom:
@@ -307,13 +327,14 @@ class LocalServer:
                 capture_output=True,
                 text=True,
                 check=False,
+                umask=PRIVATE_UMASK,
             )
         if result.returncode != 0:
             raise ServerError(
                 f"Maven could not fetch the Neo4j jars (exit {result.returncode}):\n"
                 f"{(result.stdout + result.stderr)[-2000:]}"
             )
-        marker.write_text("ok\n", encoding="utf-8")
+        write_private(marker, "ok\n")
         return lib
 
     def _java(self) -> str:
@@ -330,7 +351,7 @@ class LocalServer:
 
     def _write_conf(self, browser: bool = False) -> None:
         for sub in ("conf", "data", "logs", "run", "import", "plugins"):
-            (self.home / sub).mkdir(parents=True, exist_ok=True)
+            (self.home / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         s = self.settings
         lines = [
             "# Written by `memorepair neo4j start` on every start; edit settings, not this file.",
@@ -353,30 +374,43 @@ class LocalServer:
             "db.tx_log.rotation.retention_policy=2 files",
             "db.logs.query.enabled=OFF",
         ]
-        (self.conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n", encoding="utf-8")
+        write_private(self.conf_dir / "neo4j.conf", "\n".join(lines) + "\n")
 
     def _set_initial_password(self, java: str) -> None:
-        """Only effective before the first start; afterwards the stored password rules."""
+        """Only effective before the first start; afterwards the stored password rules.
+
+        The admin tool reads its arguments only from its command line, which any local
+        user sees in the process list. So the command line names a Java argument file
+        (`java @file`, expanded by the launcher inside the process) that holds the main
+        class and its arguments; the file is 0600 in the 0700 folder and deleted as soon
+        as the tool exits. `-XX:-UsePerfData` keeps the expanded command out of hsperfdata.
+        """
         if (self.home / "data" / "dbms" / "auth.ini").is_file():
             return
-        result = subprocess.run(
-            [
-                java,
-                "-cp",
-                f"{self.lib}/*",
-                ADMIN_TOOL,
-                "dbms",
-                "set-initial-password",
-                "--",  # a password may start with '-' (token_urlsafe: 1 in 64)
-                self.password(),
-            ],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},
-            check=False,
-        )
+        args = [ADMIN_TOOL, "dbms", "set-initial-password", "--", self.password()]
+        argfile = self.root / "set-initial-password.args"
+        write_private(argfile, "".join(java_argfile_quote(a) + "\n" for a in args))
+        try:
+            result = subprocess.run(
+                [java, "-XX:-UsePerfData", "-cp", f"{self.lib}/*", f"@{argfile}"],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "NEO4J_HOME": str(self.home), "NEO4J_CONF": str(self.conf_dir)},
+                check=False,
+                umask=PRIVATE_UMASK,
+            )
+        finally:
+            argfile.unlink(missing_ok=True)
         if result.returncode != 0:
             raise ServerError(f"could not set the initial password: {result.stderr[-500:]}")
+
+    def _make_private_root(self) -> None:
+        """The state folder and `<state>/neo4j/`, created (or narrowed to) mode 0700."""
+        for folder in (self.root.parent, self.root):
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            mode = stat.S_IMODE(folder.lstat().st_mode)
+            if mode & 0o077:
+                folder.chmod(mode & 0o700)
 
     def _live_pid(self) -> int | None:
         try:
@@ -412,6 +446,38 @@ def _http_conf(s: Settings, browser: bool) -> list[str]:
         # The Browser then does not report usage.
         "client.allow_telemetry=false",
     ]
+
+
+def java_argfile_quote(arg: str) -> str:
+    """`arg` as one quoted argument of a Java `@argfile` (the launcher's own escapes)."""
+    escaped = arg.replace("\\", "\\\\").replace('"', '\\"')
+    for char, code in (("\n", "\\n"), ("\r", "\\r"), ("\t", "\\t"), ("\f", "\\f")):
+        escaped = escaped.replace(char, code)
+    return f'"{escaped}"'
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `path` as an owner-only (0600) file whatever the umask, replacing it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), 0o600)
+        handle.write(text)
+
+
+def private_tree(root: Path) -> int:
+    """Take group and other permissions off everything under `root`; how many changed.
+
+    Symbolic links are neither followed nor changed (a test links the shared jars in).
+    """
+    fixed = 0
+    for folder, dirs, files in os.walk(root):
+        for path in [folder, *(os.path.join(folder, n) for n in dirs + files)]:
+            info = os.lstat(path)
+            if stat.S_ISLNK(info.st_mode) or not info.st_mode & 0o077:
+                continue
+            os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+            fixed += 1
+    return fixed
 
 
 def recovery_percent(debug_log_text: str) -> int | None:

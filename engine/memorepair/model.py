@@ -9,11 +9,22 @@ from __future__ import annotations
 
 import json
 import math
+import re
+from collections import Counter
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
+
+from memorepair.errors import some
 
 #: Identifiers end up in Neo4j properties and CLI output, never in query text; the pattern
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
@@ -39,8 +50,59 @@ def lambda_problem(value: float) -> str | None:
 #: Progress of a long step: (step, done, total), called as work completes.
 Progress = Callable[[str, int, int], None]
 
-Uid = Annotated[str, Field(pattern=UID_PATTERN)]
+#: An input a writer pins to the version it read: `uid@N` (see `ArtifactIn`).
+PIN = re.compile(r"^(?P<uid>.+)@(?P<version>[1-9][0-9]{0,9})$")
+
+
+def _unpinned(uid: str) -> str:
+    """A uid may not end in `@<digits>`: that form names a version (`uid@3`)."""
+    if PIN.match(uid):
+        raise ValueError(f"uid {uid!r} ends in '@<number>', which names a version; rename it")
+    return uid
+
+
+def text_problem(value: Any, where: str = "") -> str | None:
+    """Why a JSON value cannot be stored (None when it can): a lone surrogate, which is
+    not Unicode text and cannot be encoded, or NaN/Infinity, which are not JSON numbers."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            return (
+                f"{where or 'text'} holds a lone surrogate ({value[exc.start]!r}) at position "
+                f"{exc.start}: not valid Unicode text"
+            )
+    elif isinstance(value, float) and not math.isfinite(value):
+        return f"{where or 'value'} is {value!r}, which is not a JSON number"
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            problem = text_problem(key, where) or text_problem(item, f"{where}.{key}".lstrip("."))
+            if problem:
+                return problem
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            problem = text_problem(item, f"{where}[{index}]")
+            if problem:
+                return problem
+    return None
+
+
+def _storable(value: Any) -> Any:
+    problem = text_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+Uid = Annotated[str, Field(pattern=UID_PATTERN), AfterValidator(_unpinned)]
+Text = Annotated[str, AfterValidator(_storable)]
+#: A JSON object as artifacts and events carry it (meta, recipe arguments).
+JsonObject = Annotated[dict[str, Any], AfterValidator(_storable)]
+#: A number the caller gives as a number: "5" and true are refused, 5 becomes 5.0.
+Number = Annotated[float, Field(strict=True)]
 Namespace = Annotated[str, Field(pattern=NS_PATTERN)]
+
+
 JsonValue = Any
 
 
@@ -89,7 +151,9 @@ def _finite_non_negative(name: str, value: float | None) -> float | None:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, allow_inf_nan=False
+    )
 
 
 class Recipe(Strict):
@@ -100,22 +164,46 @@ class Recipe(Strict):
     """
 
     executor: Annotated[str, Field(pattern=r"^[a-z][a-z0-9_.\-]{0,63}$")]
-    args: dict[str, JsonValue] = Field(default_factory=dict)
+    args: JsonObject = Field(default_factory=dict)
+
+
+def _split_pins(data: Any) -> Any:
+    """`inputs` as written (`uid` or `uid@N`) -> plain uids plus `pinned` {uid: N}."""
+    if not isinstance(data, dict) or not isinstance(data.get("inputs"), list):
+        return data
+    inputs: list[Any] = []
+    pinned = dict(data.get("pinned") or {})
+    for item in data["inputs"]:
+        match = PIN.match(item) if isinstance(item, str) else None
+        if match:
+            pinned[match["uid"]] = int(match["version"])
+            inputs.append(match["uid"])
+        else:
+            inputs.append(item)
+    return {**data, "inputs": inputs, "pinned": pinned}
 
 
 class ArtifactIn(Strict):
-    """An artifact as written by an agent or an import line (always a fresh version)."""
+    """An artifact as written by an agent or an import line (always a fresh version).
+
+    An input is `uid` (the version served when it is recorded) or `uid@N`, the version
+    the writer actually read: parsed into `inputs` (uids) and `pinned` ({uid: N}). A
+    pinned input that is no longer the served version makes the artifact stale.
+    """
 
     uid: Uid
     kind: Kind
     arch: Arch | None = None
-    content: str
-    value: float | None = None
-    repair_cost: float | None = None
+    content: Text
+    value: Number | None = None
+    repair_cost: Number | None = None
     recipe: Recipe | None = None
-    meta: dict[str, JsonValue] = Field(default_factory=dict)
+    meta: JsonObject = Field(default_factory=dict)
     inputs: list[Uid] = Field(default_factory=list)
+    pinned: dict[Uid, int] = Field(default_factory=dict)
     related: list[Uid] = Field(default_factory=list)
+
+    _pins = model_validator(mode="before")(_split_pins)
 
     @field_validator("value", "repair_cost")
     @classmethod
@@ -135,7 +223,14 @@ class ArtifactIn(Strict):
             raise ValueError(f"artifact {self.uid!r} lists itself as an input")
         if len(set(self.inputs)) != len(self.inputs):
             raise ValueError(f"artifact {self.uid!r} lists an input twice")
+        stray = sorted(set(self.pinned) - set(self.inputs))
+        if stray:
+            raise ValueError(f"pinned {some(stray, 'uid')} are not among the inputs")
         return self
+
+    def input_refs(self) -> list[str]:
+        """The inputs as written: `uid@N` where pinned, else `uid`."""
+        return [f"{u}@{self.pinned[u]}" if u in self.pinned else u for u in self.inputs]
 
 
 class Artifact(Strict):
@@ -200,7 +295,7 @@ class FunctionSpec(Strict):
     def _required_known(self) -> FunctionSpec:
         unknown = [p for p in self.required if p not in self.params]
         if unknown:
-            raise ValueError(f"required parameters {unknown} are not declared in params")
+            raise ValueError(f"{some(unknown, 'required parameter')} not declared in params")
         return self
 
 
@@ -221,17 +316,38 @@ class Interface(Strict):
     def _renames_target_schema(self) -> Interface:
         missing = [new for new in self.renames.values() if new not in self.functions]
         if missing:
-            raise ValueError(f"renames point at functions missing from the schema: {missing}")
+            raise ValueError(
+                f"renames point at functions missing from the schema: {some(missing, 'function')}"
+            )
         return self
 
 
 class Replacement(Strict):
-    """A fresh artifact X_delta that takes a corrected root's place (same uid, next version)."""
+    """A fresh artifact X_delta that takes a corrected root's place (same uid, next version).
+
+    It keeps the root's inputs (influence edges from their served versions) unless it
+    declares its own `inputs` (`uid` or `uid@N`, as for a recorded artifact).
+    """
 
     replaces: Uid
-    content: str
-    meta: dict[str, JsonValue] | None = None
+    content: Text
+    meta: JsonObject | None = None
     recipe: Recipe | None = None
+    inputs: list[Uid] | None = None
+    pinned: dict[Uid, int] = Field(default_factory=dict)
+
+    _pins = model_validator(mode="before")(_split_pins)
+
+    @model_validator(mode="after")
+    def _check_inputs(self) -> Replacement:
+        if self.inputs is not None and self.replaces in self.inputs:
+            raise ValueError(f"the replacement of {self.replaces!r} lists itself as an input")
+        if self.inputs is not None and len(set(self.inputs)) != len(self.inputs):
+            raise ValueError(f"the replacement of {self.replaces!r} lists an input twice")
+        stray = sorted(set(self.pinned) - set(self.inputs or ()))
+        if stray:
+            raise ValueError(f"pinned {some(stray, 'uid')} are not among the inputs")
+        return self
 
 
 class RepairEventSpec(Strict):
@@ -241,10 +357,14 @@ class RepairEventSpec(Strict):
     type: EventType
     roots: list[Uid] = Field(min_length=1)
     ns: Namespace = "default"
-    lam: float | None = Field(default=None, alias="lambda")
-    reason: str = ""
+    lam: Number | None = Field(default=None, alias="lambda")
+    reason: Text = ""
     replacements: list[Replacement] = Field(default_factory=list)
     interface: Interface | None = None
+    #: `correct` only: also erase the corrected (old) text, as a `delete` always does.
+    erase: bool = False
+    #: A follow-up event re-attempting what this earlier event left failed or blocked.
+    retry_of: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:\-]{0,127}$")] | None = None
 
     @field_validator("lam")
     @classmethod
@@ -270,14 +390,14 @@ class RepairEventSpec(Strict):
     def _check_delta(self) -> RepairEventSpec:
         if len(set(self.roots)) != len(self.roots):
             raise ValueError("roots lists a uid twice")
-        if self.type is EventType.CORRECT:
+        if self.type is EventType.CORRECT and self.retry_of is None:
             replaced = [r.replaces for r in self.replacements]
             if sorted(replaced) != sorted(self.roots):
                 raise ValueError(
                     "a 'correct' event needs exactly one replacement per root "
-                    f"(roots {sorted(self.roots)}, replacements for {sorted(replaced)})"
+                    f"({_replacement_mismatch(self.roots, replaced)})"
                 )
-        elif self.replacements:
+        elif self.replacements and self.type is not EventType.CORRECT:
             raise ValueError(
                 f"replacements are only allowed for 'correct', not {self.type.value!r}"
             )
@@ -285,4 +405,29 @@ class RepairEventSpec(Strict):
             raise ValueError("a 'migrate' event needs an 'interface' (the tool's new schema)")
         if self.type is not EventType.MIGRATE and self.interface is not None:
             raise ValueError(f"interface is only allowed for 'migrate', not {self.type.value!r}")
+        if self.erase and self.type is not EventType.CORRECT:
+            raise ValueError(
+                "erase is for 'correct' events (a 'delete' always erases; a 'migrate' has no "
+                "text to erase)"
+            )
         return self
+
+    @property
+    def erases(self) -> bool:
+        """Whether completing this event erases its roots' old text everywhere."""
+        return self.type is EventType.DELETE or self.erase
+
+
+def _replacement_mismatch(roots: list[str], replaced: list[str]) -> str:
+    """Which roots lack a replacement, which replacements match no root, which repeat."""
+    unmatched = sorted(set(roots) - set(replaced))
+    stray = sorted(set(replaced) - set(roots))
+    twice = sorted(uid for uid, n in Counter(replaced).items() if n > 1)
+    parts = []
+    if unmatched:
+        parts.append(f"no replacement for {some(unmatched, 'root')}")
+    if stray:
+        parts.append(f"{some(stray, 'replacement')} for no root")
+    if twice:
+        parts.append(f"{some(twice, 'root')} replaced more than once")
+    return "; ".join(parts)

@@ -18,6 +18,7 @@ from typing import Any
 
 from memorepair import queries
 from memorepair.candidates import CandidateFamily
+from memorepair.errors import some
 from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
 from memorepair.model import EventType, Mode, RepairEventSpec, artifact_key, event_key
@@ -73,7 +74,9 @@ def decide(
             outcomes.add("failed", c.uid, attempt.detail or "validation failed")
         elif missing:
             ok[c.uid] = False
-            outcomes.add("blocked", c.uid, f"required predecessors not republished: {missing}")
+            outcomes.add(
+                "blocked", c.uid, f"required predecessors not republished: {some(missing, 'uid')}"
+            )
         else:
             ok[c.uid] = True
             publishable.append(attempt)
@@ -210,7 +213,9 @@ def _record_dropped(lost_here: dict[str, list[str]], dropped: set[str], outcomes
     for uid, lost in lost_here.items():
         dropped.add(uid)
         outcomes.add(
-            "input_withdrawn", uid, f"support {lost} was withdrawn by an overlapping event"
+            "input_withdrawn",
+            uid,
+            f"support {some(lost, 'input')} was withdrawn by an overlapping event",
         )
 
 
@@ -229,7 +234,6 @@ def _closing_rows(
                     "outcome": outcome,
                     "detail": outcomes.details.get(uid, ""),
                     "remove": outcome == "removed",
-                    "erase": False,
                 }
             )
     if spec.type is EventType.DELETE:
@@ -241,7 +245,6 @@ def _closing_rows(
                     "outcome": "root_deleted",
                     "detail": spec.reason,
                     "remove": True,
-                    "erase": True,
                 }
             )
     else:

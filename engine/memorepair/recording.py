@@ -11,23 +11,30 @@ artifact on stale support.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 from memorepair import queries
 from memorepair.codec import stored_json
-from memorepair.errors import DatabaseError, InputError, UnknownArtifactError
-from memorepair.interchange import Memory, influence_order
+from memorepair.errors import DatabaseError, InputError, UnknownArtifactError, some
+from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import Store, Tx
+
+#: What recording does with an artifact whose pinned input is no longer served.
+OnStale = Literal["withdraw", "refuse"]
+#: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
+IMPORT_BATCH_BYTES = 16 << 20
 
 CREATE_ARTIFACTS = queries.named("store/create_artifacts")
 CREATE_RELATED = queries.named("store/create_related")
 DELETE_VERSIONS = queries.named("store/delete_versions")
 HEADS = queries.named("store/heads")
 LOCK_HEADS = queries.named("store/lock_heads")
+STALE_HOLDERS = queries.named("store/stale_holders")
 
 
 @dataclass
@@ -51,67 +58,117 @@ def import_memory(
     ns: str,
     memory: Memory,
     *,
+    on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ImportReport:
-    store.require_schema()
-    settings = store.settings
+    """Import artifacts and edges already in memory (the API's `import_items`)."""
     for artifact in memory.artifacts:
-        size = len(artifact.content.encode("utf-8"))
-        if size > settings.max_content_bytes:
-            raise InputError(
-                f"line {memory.lines.get(artifact.uid, '?')}: artifact {artifact.uid!r} content is "
-                f"{size} bytes, over MEMOREPAIR_MAX_CONTENT_BYTES={settings.max_content_bytes}"
-            )
-    file_uids = {a.uid for a in memory.artifacts}
-    referenced = file_uids | {u for a in memory.artifacts for u in a.inputs}
-    referenced |= {u for e in memory.edges for u in (e.src, e.dst)}
-    heads = {
-        row["uid"]: row
-        for row in store.read(HEADS, keys=[artifact_key(ns, u) for u in sorted(referenced)])
-    }
-    for uid in sorted(file_uids & set(heads)):
+        _check_size(store, artifact, memory.lines.get(artifact.uid))
+    by_uid = {a.uid: a for a in memory.artifacts}
+    return _import(
+        store, ns, Skeleton.of(memory), lambda uids: [by_uid[u] for u in uids], progress, on_stale
+    )
+
+
+def import_file(
+    store: Store,
+    ns: str,
+    path: Path,
+    *,
+    on_stale: OnStale = "withdraw",
+    progress: Callable[[int, int], None] = lambda done, total: None,
+) -> ImportReport:
+    """Import a memory file, streaming: validated whole first, contents read per batch."""
+    index = index_memory(path, store.settings.max_content_bytes)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale)
+
+
+def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
+    size = len(artifact.content.encode("utf-8"))
+    limit = store.settings.max_content_bytes
+    if size > limit:
+        raise InputError(
+            f"line {line or '?'}: artifact {artifact.uid!r} content is {size} bytes, over "
+            f"MEMOREPAIR_MAX_CONTENT_BYTES={limit}"
+        )
+
+
+def _import(
+    store: Store,
+    ns: str,
+    skeleton: Skeleton,
+    load: Callable[[Sequence[str]], list[ArtifactIn]],
+    progress: Callable[[int, int], None],
+    on_stale: OnStale,
+) -> ImportReport:
+    """Refuse existing uids and bad graphs, then write input-first in batches (all or none)."""
+    store.require_schema()
+    keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
+    heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
+    for uid in sorted(set(skeleton.inputs) & set(heads)):
         head = heads[uid]
         state = "deleted" if head["removed"] else f"at version {head['version']}"
         raise InputError(
-            f"line {memory.lines.get(uid, '?')}: artifact {uid!r} already exists ({state}); "
+            f"line {skeleton.lines.get(uid, '?')}: artifact {uid!r} already exists ({state}); "
             "artifacts are immutable: change one with a 'correct' event, or use a new uid"
         )
-    known = {uid for uid, row in heads.items() if not row["removed"]}
-    ordered = influence_order(memory, known)
+    # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
+    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+    order, inputs = order_skeleton(skeleton, known)
     report = ImportReport()
     written: list[str] = []
+    size = store.settings.batch_size
     try:
-        for start in range(0, len(ordered), settings.batch_size):
-            batch = ordered[start : start + settings.batch_size]
-            rows = store.transaction(partial(_write_batch, ns=ns, batch=batch))
+        for uids in _batches(order, skeleton.sizes, size):
+            batch = [with_inputs(a, inputs[a.uid]) for a in load(uids)]
+            rows = store.transaction(partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale))
             written += [row["vid"] for row in rows]
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
             report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
-            progress(report.written, len(ordered))
-        related = [
-            {"src": artifact_key(ns, e.src), "dst": artifact_key(ns, e.dst)}
-            for e in memory.edges
-            if e.rel == "RELATED"
-        ]
-        related += [
-            {"src": artifact_key(ns, a.uid), "dst": artifact_key(ns, r)}
-            for a in memory.artifacts
-            for r in a.related
-        ]
-        for start in range(0, len(related), settings.batch_size):
-            store.write(CREATE_RELATED, rows=related[start : start + settings.batch_size])
-        report.related = len(related)
+            progress(report.written, len(order))
+        report.related = _write_related(store, ns, skeleton)
     except DatabaseError:
         if written:  # nothing half-imported: take back the batches that did commit
-            for start in range(0, len(written), settings.batch_size):
-                store.write(DELETE_VERSIONS, vids=written[start : start + settings.batch_size])
+            for start in range(0, len(written), size):
+                store.write(DELETE_VERSIONS, vids=written[start : start + size])
         raise
     return report
 
 
-def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
-    """Record one artifact derived by an agent; its inputs must be current artifacts."""
+def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[list[str]]:
+    """`order` cut into batches of at most `count` artifacts and about IMPORT_BATCH_BYTES
+    of content: a batch's contents are what an import holds in memory at once."""
+    batch: list[str] = []
+    held = 0
+    for uid in order:
+        if batch and (len(batch) >= count or held + sizes.get(uid, 0) > IMPORT_BATCH_BYTES):
+            yield batch
+            batch, held = [], 0
+        batch.append(uid)
+        held += sizes.get(uid, 0)
+    if batch:
+        yield batch
+
+
+def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
+    pairs = [(e.src, e.dst) for e in skeleton.edges if e.rel == "RELATED"] + skeleton.related
+    rows = [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
+    for start in range(0, len(rows), store.settings.batch_size):
+        store.write(CREATE_RELATED, rows=rows[start : start + store.settings.batch_size])
+    return len(rows)
+
+
+def record(
+    store: Store, ns: str, artifact: ArtifactIn, *, on_stale: OnStale = "withdraw"
+) -> dict[str, Any]:
+    """Record one artifact derived by an agent.
+
+    Unpinned inputs must be current artifacts (their served versions are linked). A pinned
+    input (`uid@N`) that is no longer served makes the artifact stale: it is recorded
+    withdrawn, joined to the event that superseded or withdrew that version, or refused
+    with `on_stale="refuse"`.
+    """
     store.require_schema()
     size = len(artifact.content.encode("utf-8"))
     if size > store.settings.max_content_bytes:
@@ -126,52 +183,158 @@ def record(store: Store, ns: str, artifact: ArtifactIn) -> dict[str, Any]:
             f"artifact {artifact.uid!r} already exists; change it with a 'correct' event or use "
             "a new uid"
         )
-    missing = [u for u in artifact.inputs if u not in heads or heads[u]["removed"]]
+    missing = [
+        u
+        for u in artifact.inputs
+        if u not in heads or (heads[u]["removed"] and u not in artifact.pinned)
+    ]
     if missing:
         raise UnknownArtifactError(
-            f"artifact {artifact.uid!r}: inputs {missing} are not current artifacts in namespace "
-            f"{ns!r} (deleted, or never recorded)"
+            f"artifact {artifact.uid!r}: {some(missing, 'input')} not current artifacts in "
+            f"namespace {ns!r} (deleted, or never recorded)"
         )
-    rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact]))
+    rows = store.transaction(partial(_write_batch, ns=ns, batch=[artifact], on_stale=on_stale))
     return rows[0]
 
 
-def _write_batch(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class _Input:
+    """The locked current version of an input: what a new artifact derives from."""
+
+    version: int
+    live: bool
+    removed: bool
+    held_by: str | None
+
+
+def _write_batch(
+    tx: Tx, ns: str, batch: Sequence[ArtifactIn], on_stale: OnStale
+) -> list[dict[str, Any]]:
+    """Lock the batch's inputs, decide each artifact's visibility, write them all."""
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
     locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
-    state: dict[str, tuple[bool, str | None]] = {
-        row["uid"]: (bool(row["live"]), row["held_by"]) for row in locked
+    state = {
+        row["uid"]: _Input(
+            int(row["version"]), bool(row["live"]), bool(row["removed"]), row["held_by"]
+        )
+        for row in locked
     }
     lost = [u for u in outside if u not in state]
     if lost:
-        raise UnknownArtifactError(f"inputs {lost} disappeared while recording; retry")
+        raise UnknownArtifactError(f"{some(lost, 'input')} disappeared while recording; retry")
+    stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        blocking = [state[u] for u in artifact.inputs if not state[u][0]]
-        live = not blocking
-        held_by = None if live else next((h for _, h in blocking if h), None)
-        state[artifact.uid] = (live, held_by)
-        rows.append(
-            {
-                "vid": version_id(ns, artifact.uid, 1),
-                "key": artifact_key(ns, artifact.uid),
-                "uid": artifact.uid,
-                "version": 1,
-                "kind": artifact.kind.value,
-                "arch": artifact.arch.value if artifact.arch else None,
-                "content": artifact.content,
-                "value": artifact.value,
-                "repair_cost": artifact.repair_cost,
-                "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
-                "meta": stored_json(artifact.meta),
-                "inputs": list(artifact.inputs),
-                "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
-                "live": live,
-                "held_by": held_by,
-            }
-        )
+        row = _row(ns, artifact, state, stale)
+        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
+        rows.append(row)
     tx.run(CREATE_ARTIFACTS, ns=ns, rows=rows)
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
     ]
+
+
+def _input(row: Mapping[str, Any]) -> _Input:
+    return _Input(int(row["version"]), bool(row["live"]), bool(row["removed"]), row["held_by"])
+
+
+def _is_stale(artifact: ArtifactIn, uid: str, current: _Input) -> bool:
+    """A pinned input that is not the current version any more, or was deleted."""
+    pinned = artifact.pinned.get(uid)
+    return pinned is not None and (pinned != current.version or current.removed)
+
+
+def _stale_holders(
+    tx: Tx,
+    ns: str,
+    batch: Sequence[ArtifactIn],
+    state: Mapping[str, _Input],
+    on_stale: OnStale,
+) -> dict[str, str]:
+    """For every stale pinned input version (by vid), the event that superseded or
+    withdrew it, which the new artifact joins; refused instead when `on_stale` says so."""
+    in_batch = {a.uid for a in batch}
+    stale = [
+        version_id(ns, uid, version)
+        for artifact in batch
+        for uid, version in artifact.pinned.items()
+        if _pin_is_stale(artifact, uid, version, state, in_batch, on_stale)
+    ]
+    if not stale:
+        return {}
+    holders = {row["vid"]: row["event"] for row in tx.run(STALE_HOLDERS, vids=sorted(stale))}
+    unknown = sorted(v for v in stale if not holders.get(v))
+    if unknown:
+        raise InputError(f"{some(unknown, 'input')} not served and no event withdrew them")
+    return holders
+
+
+def _pin_is_stale(
+    artifact: ArtifactIn,
+    uid: str,
+    version: int,
+    state: Mapping[str, _Input],
+    in_batch: set[str],
+    on_stale: OnStale,
+) -> bool:
+    """Whether a pin names a version no longer served; a pin to a version that never
+    existed, or any stale one with `on_stale="refuse"`, is an error."""
+    current = _Input(1, True, False, None) if uid in in_batch else state[uid]
+    if version > current.version or (uid in in_batch and version != 1):
+        raise UnknownArtifactError(
+            f"artifact {artifact.uid!r}: input {uid}@{version} does not exist "
+            f"(the latest version of {uid!r} is {current.version})"
+        )
+    if uid in in_batch or not _is_stale(artifact, uid, current):
+        return False
+    if on_stale == "refuse":
+        raise InputError(_stale_message(artifact, uid, version, current))
+    return True
+
+
+def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input) -> str:
+    now = "deleted" if current.removed else f"the served version is {uid}@{current.version}"
+    return (
+        f"artifact {artifact.uid!r}: input {uid}@{version} is not served any more ({now}); "
+        "re-read the input and record again (with on_stale='withdraw' the artifact is "
+        "recorded withdrawn instead)"
+    )
+
+
+def _row(
+    ns: str, artifact: ArtifactIn, state: Mapping[str, _Input], stale: Mapping[str, str]
+) -> dict[str, Any]:
+    """One new version: served only if every input it read is served now."""
+    input_vids: list[str] = []
+    holders: list[str | None] = []
+    stale_from: str | None = None
+    for uid in artifact.inputs:
+        current = state[uid]
+        if _is_stale(artifact, uid, current):
+            vid = version_id(ns, uid, artifact.pinned[uid])
+            stale_from = stale_from or stale[vid]
+        else:
+            vid = version_id(ns, uid, current.version)
+            if not current.live:
+                holders.append(current.held_by)
+        input_vids.append(vid)
+    live = stale_from is None and not holders
+    return {
+        "vid": version_id(ns, artifact.uid, 1),
+        "key": artifact_key(ns, artifact.uid),
+        "uid": artifact.uid,
+        "version": 1,
+        "kind": artifact.kind.value,
+        "arch": artifact.arch.value if artifact.arch else None,
+        "content": artifact.content,
+        "value": artifact.value,
+        "repair_cost": artifact.repair_cost,
+        "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
+        "meta": stored_json(artifact.meta),
+        "inputs": list(artifact.inputs),
+        "input_vids": input_vids,
+        "live": live,
+        "held_by": stale_from or next((h for h in holders if h), None),
+        "outcome": None if live else "stale_input" if stale_from else "late_arrival",
+    }

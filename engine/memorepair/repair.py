@@ -1,7 +1,7 @@
 """One repair event, read top to bottom as the contract (SPEC §2-6).
 
     open the event -> barrier -> hold -> cascade -> candidates -> selection -> record
-    -> execution -> validation -> publication -> report
+    -> execution -> validation -> publication (-> erasure) -> report
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
 event's phases, so a crashed repair resumes by running the same sequence again: steps
@@ -20,10 +20,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar, cast
 
-from memorepair import barrier, cascade, events, execution, publication, validation
+from memorepair import barrier, cascade, erasure, events, execution, publication, validation
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
-from memorepair.errors import InputError
+from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
 from memorepair.model import (
@@ -166,12 +166,17 @@ def run(
     lam: float | None = None,
     selector: Selector | None = None,
     progress: Progress = _quiet,
+    recorded: bool = False,
 ) -> RepairReport:
-    """Run (or resume) one repair event to completion. Idempotent by event id."""
+    """Run (or resume) one repair event to completion. Idempotent by event id.
+
+    `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
+    _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress)
+        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
 
 
 def resume(
@@ -183,11 +188,64 @@ def resume(
     progress: Progress = _quiet,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
-    with exactly the registry and configuration a fresh run gets."""
-    return [
-        run(store, registry, config, spec, progress=progress)
-        for spec in events.open_event_specs(store, ns, event_id)
-    ]
+    with exactly the registry and configuration a fresh run gets. An event that cannot
+    continue is reported (status "skipped", the reason in its details) and the others
+    still run."""
+    reports = []
+    for spec in events.open_event_specs(store, ns, event_id):
+        try:
+            reports.append(run(store, registry, config, spec, progress=progress, recorded=True))
+        except MemoRepairError as exc:
+            reports.append(events.skipped(spec, str(exc)))
+    return reports
+
+
+def retry(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    ns: str,
+    event_id: str,
+    progress: Progress = _quiet,
+) -> RepairReport:
+    """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
+
+    The follow-up (`<id>.retry-<n>`) takes over the stranded versions at its barrier and
+    repairs them under the same selection rules and lambda, with the registry as it is now
+    (a back-end installed since, say). An interrupted retry is resumed instead.
+    """
+    original = events.recorded_spec(store, ns, event_id)
+    chain = events.retries(store, ns, event_id)
+    if chain and chain[-1]["status"] == "open":
+        spec = events.recorded_spec(store, ns, chain[-1]["id"])
+        return run(store, registry, config, spec, progress=progress, recorded=True)
+    base = chain[-1]["id"] if chain else event_id
+    stranded = _stranded(events.report_of(store, ns, base))
+    if not stranded:
+        raise InputError(f"event {base!r} left nothing failed or blocked to retry")
+    record = events.record(store, ns, event_id)
+    spec = RepairEventSpec.model_validate(
+        {
+            "id": f"{event_id[:110]}.retry-{len(chain) + 1}",
+            "type": original.type,
+            "roots": original.roots,
+            "ns": ns,
+            "lambda": float(record["lambda"]),
+            "reason": f"retry of {base}: {len(stranded)} failed or blocked",
+            "interface": original.interface,
+            "retry_of": base,
+        }
+    )
+    selector = cast(Selector, record["selector"])
+    return run(store, registry, config, spec, selector=selector, progress=progress)
+
+
+#: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
+STRANDED = ("failed", "blocked", "input_withdrawn")
+
+
+def _stranded(report: RepairReport) -> list[str]:
+    return sorted(u for outcome in STRANDED for u in report.outcomes.get(outcome, []))
 
 
 def resolve(
@@ -210,12 +268,19 @@ def _run(
     lam: float,
     selector: Selector,
     progress: Progress,
+    recorded: bool = False,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir
+        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
     )
     if event.completed:
-        return events.report_of(store, spec.ns, spec.id, resumed_from="published")
+        return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
+    if recorded and not event.reached("withdrawn") and spec.replacements:
+        _refuse(
+            event,
+            "it was interrupted before its barrier (nothing was withdrawn) and its "
+            "replacement text is not kept; submit the event file again",
+        )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
         clock.time("barrier", _withdraw, store, event, config.busy_wait_s)
@@ -231,8 +296,27 @@ def _run(
     )
     attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
     outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+    if spec.erases:
+        clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
+
+
+def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
+    """A replacement passes the content cap a recorded artifact does (before anything)."""
+    for replacement in spec.replacements:
+        size = len(replacement.content.encode("utf-8"))
+        if size > limit:
+            raise InputError(
+                f"event {spec.id!r}: the replacement of {replacement.replaces!r} is {size} "
+                f"bytes, over MEMOREPAIR_MAX_CONTENT_BYTES={limit}"
+            )
+
+
+def _refuse(event: Event, why: str) -> None:
+    error = InputError(f"event {event.spec.id!r} cannot continue: {why}")
+    event.refuse(error)
+    raise error
 
 
 def candidate_family(
@@ -350,7 +434,7 @@ def _publish(
         selection.selected,
         attempts,
         figures=_figures(event, family, selection),
-        commit=event.commit("published", status="completed"),
+        commit=event.commit("published", status="open" if event.spec.erases else "completed"),
         checkpoint=event.checkpoint,
     )
     return outcomes
@@ -382,7 +466,7 @@ def _report(
     return RepairReport(
         event=event.spec.id,
         type=event.spec.type.value,
-        status="completed",
+        status=event.status,
         selector=event.selector,
         lam=event.lam,
         withdrawn=withdrawn,

@@ -1,17 +1,26 @@
-"""Configuration from the environment and `.env`, validated once at start.
+"""Configuration from the environment and an opted-in env file, validated once at start.
 
 `MEMOREPAIR_`-prefixed variables configure the engine; the standard `NEO4J_URI`,
 `NEO4J_USERNAME`, `NEO4J_PASSWORD` and `NEO4J_DATABASE` point it at a server. With no
 `NEO4J_URI` the engine uses the local server that `memorepair neo4j start` runs.
+
+A `.env` in the working directory is never read on its own: whoever controls a folder
+would otherwise choose the server that receives the memory and its password, or the
+Java binary that `neo4j start` runs. An env file is read only when the operator names
+it (`MEMOREPAIR_ENV_FILE` or `memorepair --env-file`), and only if no other user can
+write it. `describe` says where each effective value came from (`memorepair config show`).
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
+from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
     Field,
@@ -50,10 +59,11 @@ _URI_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://",
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="MEMOREPAIR_",
-        env_file=".env",
+        env_file=None,  # only an opted-in file, passed by `load_settings`
         env_file_encoding="utf-8",
         extra="ignore",
         populate_by_name=True,
+        allow_inf_nan=False,
     )
 
     # --- where the memory lives -------------------------------------------------------
@@ -113,7 +123,12 @@ class Settings(BaseSettings):
     llm_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
     llm_api_key: SecretStr | None = None
+    #: One request, connect to last byte: a server that trickles its answer is cut off.
     llm_timeout_s: float = Field(default=60.0, gt=0, le=3600)
+    #: A larger response body is refused (a chat completion is a few KB).
+    llm_max_response_bytes: int = Field(default=4_000_000, gt=0, le=1_000_000_000)
+    #: `http://` to a host other than loopback sends the key in clear: refused unless set.
+    llm_allow_insecure_http: bool = False
 
     @field_validator("lam")
     @classmethod
@@ -163,6 +178,8 @@ class RepairConfig:
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Settings.model_fields["solver_threshold"].default
     busy_wait_s: float = Settings.model_fields["busy_wait_s"].default
+    #: A correction's replacement passes the cap a recorded artifact does.
+    max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
     costs: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_COSTS))
     #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
@@ -176,6 +193,7 @@ class RepairConfig:
             solver=settings.solver,
             solver_threshold=settings.solver_threshold,
             busy_wait_s=settings.busy_wait_s,
+            max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),
             state_dir=settings.state_dir,
@@ -197,6 +215,8 @@ class LLMConfig:
     model: str
     api_key: str | None
     timeout_s: float
+    max_response_bytes: int = 4_000_000
+    allow_insecure_http: bool = False
 
 
 @dataclass(frozen=True)
@@ -229,6 +249,8 @@ class OperatorConfig:
                 model=settings.llm_model,
                 api_key=key.get_secret_value() if key else None,
                 timeout_s=settings.llm_timeout_s,
+                max_response_bytes=settings.llm_max_response_bytes,
+                allow_insecure_http=settings.llm_allow_insecure_http,
             )
         return cls(
             max_content_chars=settings.max_content_bytes,
@@ -239,13 +261,110 @@ class OperatorConfig:
         )
 
 
-def load_settings(**overrides: object) -> Settings:
-    """Settings from env/.env plus overrides; a bad field becomes a `ConfigError` naming it."""
+#: The variable that names an env file to read (the CLI's `--env-file` sets it too).
+ENV_FILE_VARIABLE = "MEMOREPAIR_ENV_FILE"
+
+
+def load_settings(env_file: Path | str | None = None, **overrides: object) -> Settings:
+    """Settings from the environment, the opted-in env file, then `overrides` (highest).
+
+    `env_file` (else `MEMOREPAIR_ENV_FILE`) names the only file read; a bad field becomes
+    a `ConfigError` naming its variable.
+    """
+    path = chosen_env_file(env_file)
     try:
-        return Settings(**overrides)  # type: ignore[arg-type]
+        return Settings(_env_file=path, **overrides)  # type: ignore[call-arg,arg-type]
     except ValidationError as exc:
         problems = describe_validation(exc, where=_variable)
         raise ConfigError(f"bad setting ({problems}); see `memorepair --help` or README") from exc
+
+
+def chosen_env_file(env_file: Path | str | None = None) -> Path | None:
+    """The env file the operator named (argument, else MEMOREPAIR_ENV_FILE), checked."""
+    named = env_file if env_file is not None else os.environ.get(ENV_FILE_VARIABLE) or None
+    if named is None:
+        return None
+    path = Path(named).expanduser()
+    try:
+        info = path.stat()
+    except OSError as exc:
+        raise ConfigError(
+            f"env file {path}: {exc.strerror} (named by {ENV_FILE_VARIABLE} or --env-file)"
+        ) from exc
+    if not stat.S_ISREG(info.st_mode):
+        raise ConfigError(f"env file {path} is not a regular file")
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ConfigError(
+            f"env file {path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}), "
+            f"so they could choose the server and its password; run `chmod go-w {path}`"
+        )
+    if info.st_uid not in (os.geteuid(), 0):
+        raise ConfigError(
+            f"env file {path} belongs to another user (uid {info.st_uid}); only your own "
+            "files (or root's) configure MemoRepair"
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class SettingSource:
+    """One effective setting for `config show`: its variable, value and origin."""
+
+    field: str
+    variable: str
+    value: object
+    source: Literal["default", "environment", "env file", "override"]
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "field": self.field,
+            "variable": self.variable,
+            "value": self.value,
+            "source": self.source,
+        }
+
+
+def describe(
+    settings: Settings, env_file: Path | None = None, overrides: Mapping[str, object] | None = None
+) -> list[SettingSource]:
+    """Every setting with where its value came from, in pydantic-settings' own priority
+    (override > environment > env file > default); secrets masked."""
+    from_file = {k.lower(): v for k, v in (dotenv_values(env_file) if env_file else {}).items()}
+    environment = {k.lower() for k in os.environ}
+    rows = []
+    for name in Settings.model_fields:
+        names = _names(name)
+        if name in (overrides or {}):
+            source: Literal["default", "environment", "env file", "override"] = "override"
+        elif any(n.lower() in environment for n in names):
+            source = "environment"
+        elif any(n.lower() in from_file for n in names):
+            source = "env file"
+        else:
+            source = "default"
+        rows.append(SettingSource(name, names[0], _shown(getattr(settings, name)), source))
+    return rows
+
+
+def _names(field: str) -> list[str]:
+    """The variables that set a field, the preferred one first."""
+    alias = Settings.model_fields[field].validation_alias
+    if isinstance(alias, AliasChoices):
+        return [str(choice) for choice in alias.choices]
+    return [f"MEMOREPAIR_{field.upper()}"]
+
+
+def _shown(value: Any) -> object:
+    """A value as `config show` prints it: secrets masked, paths and maps as JSON."""
+    if isinstance(value, SecretStr):
+        return "********" if value.get_secret_value() else ""
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, str) and "@" in value and "://" in value:  # user:password@host
+        scheme, rest = value.split("://", 1)
+        userinfo, _, host = rest.rpartition("@")
+        return f"{scheme}://********@{host}" if userinfo else value
+    return value
 
 
 def _variable(loc: Sequence[int | str]) -> str:

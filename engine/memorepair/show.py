@@ -79,6 +79,7 @@ class Node:
     reason: str = ""
     before: str | None = None  # the withdrawn version's content (None: none, or erased)
     erased: bool = False  # the graph holds an erasure instead of `before`
+    erased_by: str | None = None  # the erasing event's key, when the graph records it
     after: str | None = None  # the successor's (published, attempted or replacement)
     after_erased: bool = False
     successor: int | None = None  # the successor's version number, when it has one
@@ -195,6 +196,7 @@ def _audited_node(row: Mapping[str, Any]) -> Node:
         reason=row.get("reason") or successor.get("validation") or "",
         before=row.get("content"),
         erased=bool(row.get("erased")),
+        erased_by=row.get("erased_by") or successor.get("erased_by"),
         after=successor.get("content"),
         after_erased=bool(successor.get("erased")),
         successor=successor.get("version"),
@@ -688,6 +690,7 @@ def _node_details(n: Node) -> dict[str, Any]:
         ["selected", "" if n.selected is None else ("yes" if n.selected else "no")],
         ["reason", n.reason],
         ["derived from", ", ".join(n.inputs)],
+        ["erased by", n.erased_by or ""],
     ]
     return {
         "group": False,

@@ -13,9 +13,11 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from memorepair import queries
+from memorepair.codec import canonical_json
 from memorepair.execution import Attempt
 from memorepair.model import Progress
 from memorepair.operators.base import Validation
+from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.store import Store, WriteBehind
 
@@ -61,6 +63,19 @@ def _verdict(registry: OperatorRegistry, attempt: Attempt) -> Validation:
     if operator is None or attempt.context is None or attempt.successor is None:
         return Validation(False, f"no {attempt.candidate.mode.value} operator")
     try:
-        return operator.validate(attempt.context, attempt.successor)
+        verdict = operator.validate(attempt.context, attempt.successor)
     except Exception as exc:  # a plugin's crash is a failed validation, not ours
         return Validation(False, f"validation raised {type(exc).__name__}: {exc}")
+    return verdict if not verdict.ok else _meta_verdict(attempt)
+
+
+def _meta_verdict(attempt: Attempt) -> Validation:
+    """Meta is checked as content is: it may not draw on invalidated support."""
+    assert attempt.context is not None and attempt.successor is not None
+    meta = attempt.successor.meta
+    if not meta or not attempt.context.invalidated:
+        return Validation(True)
+    phrase = Taint(attempt.context).phrase(canonical_json(dict(meta)))
+    if phrase:
+        return Validation(False, f"support: meta draws on invalidated text {phrase}")
+    return Validation(True)

@@ -47,7 +47,7 @@ def test_operator_session(memory: MemoryStore) -> None:
     assert status["open_events"] == [] and status["artifacts"]["removed"] == 3
     assert "ok" in run(memory, "audit", "check")
     human = run(memory, "repair", str(sample.path("event-delete.json")))
-    assert "resumed from published" in human  # same id again: returns the recorded result
+    assert "resumed from erased" in human  # same id again: returns the recorded result
 
 
 def test_errors_are_one_line_with_a_nonzero_exit(memory: MemoryStore, tmp_path: Any) -> None:

@@ -98,7 +98,7 @@ def test_lying_manifest_is_caught_by_behaviour() -> None:
     doc = json.loads(train_neural_skill(RETAIN + FORGET))
     doc["manifest"] = [r.uid for r in RETAIN]
     verdict = OP.validate(c, Successor(json.dumps(doc), tuple(doc["manifest"])))
-    assert not verdict.ok and "still predicts forgotten label(s) ['visa']" in verdict.reason
+    assert not verdict.ok and "still predicts 1 forgotten label ('visa')" in verdict.reason
 
 
 def test_confident_on_forgotten_items_fails() -> None:

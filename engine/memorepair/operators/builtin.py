@@ -22,7 +22,10 @@ from .registry import OperatorRegistry, load_plugins
 def build_registry(config: OperatorConfig, *, plugins: bool = True) -> OperatorRegistry:
     """Built-ins plus (unless ``plugins=False``) every entry-point plugin."""
     registry = OperatorRegistry()
-    for name, executor in builtin_executors(registry.backend).items():
+    executors = builtin_executors(
+        registry.backend, timeout_s=config.chain_timeout_s, memory_mb=config.chain_memory_mb
+    )
+    for name, executor in executors.items():
         registry.register_executor(name, executor)
     operators: list[Operator] = load_plugins(registry) if plugins else []
     if config.llm is not None:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memorepair.codec import canonical_json
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, EventType, Interface, Kind, Mode
 from memorepair.settings import OperatorConfig
 
@@ -162,7 +163,7 @@ class ChainOperator:
             return Validation(False, "schema: chain has no steps")
         stray = unknown_inputs(ctx, successor.inputs)
         if stray:
-            return Validation(False, f"support: inputs {stray} are not usable support")
+            return Validation(False, f"support: {some(stray, 'input')} not usable support")
         allowed, tainted = self._allowed_steps(ctx, tool)
         for i, step in enumerate(steps):
             key = canonical_json(step)

@@ -8,12 +8,13 @@ the same when built twice from the same context, so nothing may depend on dict o
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from memorepair.codec import canonical_json
 from memorepair.errors import MemoRepairError
+from memorepair.interchange import loads
 from memorepair.model import Interface
 
 from .base import RepairContext, Support
@@ -28,9 +29,9 @@ class OperatorError(MemoRepairError):
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
-    """``(True, value)`` when ``text`` is JSON, else ``(False, text)``."""
+    """``(True, value)`` when ``text`` is JSON (without NaN/Infinity), else ``(False, text)``."""
     try:
-        return True, json.loads(text)
+        return True, loads(text)
     except ValueError:
         return False, text
 
@@ -122,3 +123,52 @@ def rename_call(
 
 def schema_dict(interface: Interface) -> dict[str, dict[str, Any]]:
     return {name: spec.model_dump() for name, spec in interface.functions.items()}
+
+
+# -- drawing on invalidated support --------------------------------------------------------
+
+#: Phrase length (words) for the "no text from invalidated support" check.
+SHINGLE = 4
+
+
+def _ngrams(ws: Sequence[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)}
+
+
+class PhraseIndex:
+    """Word n-grams of a set of texts, per n, computed on demand."""
+
+    def __init__(self, texts: Iterable[tuple[str, str]]) -> None:
+        self._words = [(key, words(text)) for key, text in texts]
+        self._by_n: dict[int, list[tuple[str, set[tuple[str, ...]]]]] = {}
+
+    def holders(self, gram: tuple[str, ...]) -> list[str]:
+        n = len(gram)
+        if n not in self._by_n:
+            self._by_n[n] = [(key, _ngrams(ws, n)) for key, ws in self._words]
+        return [key for key, grams in self._by_n[n] if gram in grams]
+
+
+class Taint:
+    """Finds phrases of a text that occur in invalidated support (its content or meta) but
+    in no usable support item: what a successor may not draw on."""
+
+    def __init__(self, ctx: RepairContext) -> None:
+        self._bad = PhraseIndex((a.uid, _text_of(a.content, a.meta)) for a in ctx.invalidated)
+        self._good = PhraseIndex((s.uid, _text_of(s.content, s.meta)) for s in ctx.support)
+        self._active = bool(ctx.invalidated)
+
+    def phrase(self, text: str) -> str | None:
+        ws = words(text)
+        if not ws or not self._active:
+            return None
+        for gram in sorted(_ngrams(ws, min(SHINGLE, len(ws)))):
+            holders = self._bad.holders(gram)
+            if holders and not self._good.holders(gram):
+                return f"{' '.join(gram)!r} (from invalidated {holders[0]!r})"
+        return None
+
+
+def _text_of(content: str, meta: Mapping[str, Any]) -> str:
+    """Content and meta as one text to take phrases from (meta as canonical JSON)."""
+    return f"{content}\n{canonical_json(dict(meta))}" if meta else content

@@ -10,7 +10,9 @@ Recipe arguments (``Recipe.args``) per executor:
 - ``tool.call``: ``{"backend": str, "function": str, "args": {...}}``; a string argument
   ``"$input:N"`` or ``"$input:N.key.path"`` is replaced by support item N's content
   (parsed as JSON when it is JSON, then followed along the key path). Output is the
-  canonical JSON of the call's result.
+  canonical JSON of the call's result. The back-end runs in the sandbox (``sandbox.py``:
+  its own namespaces, limits and a wall-clock timeout), rebuilt there from its class's
+  import path, so it must be a module-level class with a zero-argument constructor.
 
 ``positional`` executors address their inputs by index: if one recorded input is gone
 (deleted), a replay would read the wrong item, so ``recompute`` refuses to build.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -28,6 +31,11 @@ from memorepair.model import Interface
 
 from .base import Executor, Support, ToolBackend
 from .common import OperatorError, hashed_counts, parse_json, pick
+from .sandbox import import_root, run_job
+
+#: Wall clock and address space for one ``tool.call`` in the sandbox (the chain defaults).
+TOOL_CALL_TIMEOUT_S = 5.0
+TOOL_CALL_MEMORY_MB = 1024
 
 INPUT_REF = re.compile(r"^\$input:(?P<index>\d+)(?:\.(?P<path>.+))?$")
 
@@ -111,8 +119,16 @@ class ToolCall:
 
     positional = True
 
-    def __init__(self, backends: BackendLookup) -> None:
+    def __init__(
+        self,
+        backends: BackendLookup,
+        *,
+        timeout_s: float = TOOL_CALL_TIMEOUT_S,
+        memory_mb: int = TOOL_CALL_MEMORY_MB,
+    ) -> None:
         self._backends = backends
+        self.timeout_s = timeout_s
+        self.memory_mb = memory_mb
 
     def __call__(
         self, support: Sequence[Support], args: Mapping[str, Any], interface: Interface | None
@@ -126,18 +142,47 @@ class ToolCall:
         backend = self._backends(name, tool_interface, (function,))
         if backend is None:
             raise OperatorError(f"tool.call: no back-end {name!r} implements {function!r}")
-        resolved = resolve_input_refs(call_args, support)
-        try:
-            result = backend.call(function, resolved, {})
-        except Exception as exc:
-            raise OperatorError(f"tool.call: {name}.{function} failed: {exc}") from exc
-        return canonical_json(result)
+        job = {
+            "kind": "call",
+            "backend": rebuildable(backend, name),
+            "function": function,
+            "args": resolve_input_refs(call_args, support),
+        }
+        root = import_root(job["backend"]["module"])
+        verdict = run_job(
+            job,
+            timeout_s=self.timeout_s,
+            memory_mb=self.memory_mb,
+            extra_path=[root] if root else [],
+        )
+        if not verdict.get("ok"):
+            raise OperatorError(f"tool.call: {name}.{function} failed: {verdict.get('reason')}")
+        return canonical_json(verdict.get("result"))
 
 
-def builtin_executors(backends: BackendLookup) -> dict[str, Executor]:
+def rebuildable(backend: ToolBackend, name: str) -> dict[str, str]:
+    """Where the sandbox finds the back-end's class; refuses one it could not rebuild."""
+    cls = type(backend)
+    module = sys.modules.get(cls.__module__)
+    if cls.__module__ == "__main__" or getattr(module, cls.__qualname__, None) is not cls:
+        raise OperatorError(
+            f"tool.call: back-end {name!r} ({cls.__module__}.{cls.__qualname__}) cannot be "
+            "rebuilt in the sandbox; register an instance of a module-level class whose "
+            "constructor takes no arguments"
+        )
+    return {"module": cls.__module__, "attr": cls.__qualname__}
+
+
+def builtin_executors(
+    backends: BackendLookup,
+    *,
+    timeout_s: float = TOOL_CALL_TIMEOUT_S,
+    memory_mb: int = TOOL_CALL_MEMORY_MB,
+) -> dict[str, Executor]:
+    """The built-in executors; ``tool.call`` runs in the sandbox with these limits."""
     return {
         "text.join": TextJoin(),
         "json.pick": JsonPick(),
         "embed.hash": EmbedHash(),
-        "tool.call": ToolCall(backends),
+        "tool.call": ToolCall(backends, timeout_s=timeout_s, memory_mb=memory_mb),
     }

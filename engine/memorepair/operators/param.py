@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 from memorepair.settings import OperatorConfig
 
-from .base import RepairContext, Successor, Validation
+from .base import RepairContext, Successor, Support, Validation
 from .common import OperatorError, unknown_inputs
 from .neural import NeuralSkill, label_of, labelled, train_neural_skill
 
@@ -48,6 +49,12 @@ class ParamOperator:
         retain = labelled(ctx.support)
         if not retain:
             return "retain: empty retain partition"
+        return self._forget_problem(ctx, skill, retain) or self._retain_problem(skill, retain)
+
+    def _forget_problem(
+        self, ctx: RepairContext, skill: NeuralSkill, retain: Sequence[Support]
+    ) -> str | None:
+        """Labels only the forget partition had are never predicted, nor held with confidence."""
         forget = [(a.content, lab) for a in ctx.invalidated if (lab := label_of(a.meta))]
         retained_labels = {str(s.meta["label"]) for s in retain}
         gone = [(t, lab) for t, lab in forget if lab not in retained_labels]
@@ -55,10 +62,13 @@ class ParamOperator:
         texts = [t for t, _ in forget] + [s.content for s in retain]
         reproduced = sorted({p for p in skill.predict(texts) if p in forget_only})
         if reproduced:
-            return f"forget: still predicts forgotten label(s) {reproduced}"
+            return f"forget: still predicts {some(reproduced, 'forgotten label')}"
         limit = self._config.param_forget_max_confidence
         if gone and (mean := _mean(skill.confidence(*zip(*gone, strict=True)))) >= limit:
             return f"forget: mean confidence {mean:.3f} on forgotten items >= {limit}"
+        return None
+
+    def _retain_problem(self, skill: NeuralSkill, retain: Sequence[Support]) -> str | None:
         predicted = skill.predict([s.content for s in retain])
         accuracy = _mean([p == s.meta["label"] for p, s in zip(predicted, retain, strict=True)])
         minimum = self._config.param_min_retain_accuracy
@@ -68,12 +78,16 @@ class ParamOperator:
 
 
 def _manifest_problem(ctx: RepairContext, skill: NeuralSkill, successor: Successor) -> str | None:
-    leaked = sorted(set(skill.manifest) & {a.uid for a in ctx.invalidated})
+    """The manifest names uids: a corrected record keeps its uid, and its replacement (in
+    the support) is what the successor trained on, so only invalidated uids without a
+    usable version count as leaked."""
+    usable = {s.uid for s in ctx.support}
+    leaked = sorted(set(skill.manifest) & ({a.uid for a in ctx.invalidated} - usable))
     if leaked:
-        return f"forget: manifest includes invalidated records {leaked}"
+        return f"forget: manifest includes invalidated {some(leaked, 'record')}"
     stray = unknown_inputs(ctx, (*skill.manifest, *successor.inputs))
     if stray:
-        return f"support: manifest/inputs {stray} are not usable support"
+        return f"support: {some(stray, 'manifest/input')} not usable support"
     return None
 
 

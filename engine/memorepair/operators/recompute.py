@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memorepair.errors import some
 from memorepair.model import Artifact, EventType, Interface, Mode, Recipe
 
 from .base import Executor, RepairContext, Successor, Support, Tools, Validation
@@ -85,7 +86,7 @@ class RecomputeOperator:
             if missing:
                 raise OperatorError(
                     f"{artifact.uid}: {recipe.executor} addresses inputs by position and "
-                    f"input(s) {missing} are gone; a replay would read the wrong item"
+                    f"{some(missing, 'input')} gone; a replay would read the wrong item"
                 )
         content = executor(ctx.support, recipe.args, ctx.interface)
         return Successor(content=content, inputs=tuple(present), recipe=recipe)
@@ -100,7 +101,7 @@ class RecomputeOperator:
         stray = unknown_inputs(ctx, successor.inputs)
         if stray:
             return Validation(
-                False, f"inputs {stray} are not retained support (invalidated or unknown)"
+                False, f"{some(stray, 'input')} not retained support (invalidated or unknown)"
             )
         if ctx.event_type is EventType.MIGRATE:
             problem = recipe_interface_problem(recipe, ctx.interface)

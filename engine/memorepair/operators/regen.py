@@ -12,9 +12,10 @@ repaired artifact differs from its predecessor only where the support differs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memorepair.errors import some
 from memorepair.model import Arch, Artifact, Kind, Mode
 from memorepair.settings import OperatorConfig
 
@@ -22,16 +23,14 @@ from .base import RepairContext, Successor, Support, Validation
 from .common import (
     CITATION,
     OperatorError,
+    Taint,
     citation,
     first_sentence,
     normalise_ws,
     unknown_inputs,
-    words,
 )
 
 SENTENCE_LIMIT = 200
-#: Phrase length (words) for the "no text from invalidated support" check.
-SHINGLE = 4
 
 
 def summary_line(item: Support) -> str:
@@ -89,43 +88,6 @@ def parse_cited_line(line: str) -> CitedLine | None:
     return CitedLine(text.strip(), match["uid"], int(match["version"]))
 
 
-def _ngrams(ws: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(ws[i : i + n]) for i in range(len(ws) - n + 1)}
-
-
-class _PhraseIndex:
-    """Word n-grams of a set of texts, per n, computed on demand."""
-
-    def __init__(self, texts: Iterable[tuple[str, str]]) -> None:
-        self._words = [(key, words(text)) for key, text in texts]
-        self._by_n: dict[int, list[tuple[str, set[tuple[str, ...]]]]] = {}
-
-    def holders(self, gram: tuple[str, ...]) -> list[str]:
-        n = len(gram)
-        if n not in self._by_n:
-            self._by_n[n] = [(key, _ngrams(ws, n)) for key, ws in self._words]
-        return [key for key, grams in self._by_n[n] if gram in grams]
-
-
-class _Taint:
-    """Finds phrases of a line that occur in invalidated content but in no support item."""
-
-    def __init__(self, ctx: RepairContext) -> None:
-        self._bad = _PhraseIndex((a.uid, a.content) for a in ctx.invalidated)
-        self._good = _PhraseIndex((s.uid, s.content) for s in ctx.support)
-        self._active = bool(ctx.invalidated)
-
-    def phrase(self, text: str) -> str | None:
-        ws = words(text)
-        if not ws or not self._active:
-            return None
-        for gram in sorted(_ngrams(ws, min(SHINGLE, len(ws)))):
-            holders = self._bad.holders(gram)
-            if holders and not self._good.holders(gram):
-                return f"{' '.join(gram)!r} (from invalidated {holders[0]!r})"
-        return None
-
-
 def check_cited_text(
     ctx: RepairContext,
     successor: Successor,
@@ -142,7 +104,7 @@ def check_cited_text(
     lines = successor.content.split("\n")
     first = 1 if header is None else 2
     by_uid = {s.uid: s for s in ctx.support}
-    taint = _Taint(ctx)
+    taint = Taint(ctx)
     cited: set[str] = set()
     for number, line in enumerate(lines[first - 1 :], start=first):
         parsed = parse_cited_line(line)
@@ -154,10 +116,14 @@ def check_cited_text(
         cited.add(parsed.uid)
     unlisted = sorted(cited - set(successor.inputs))
     if unlisted:
-        return Validation(False, f"provenance: cites {unlisted} but does not list them as inputs")
+        return Validation(
+            False, f"provenance: cites {some(unlisted, 'uid')} but does not list them as inputs"
+        )
     dropped = [s.uid for s in must_cite if s.uid not in cited]
     if dropped:
-        return Validation(False, f"regression: retained support {dropped} is no longer cited")
+        return Validation(
+            False, f"regression: retained support {some(dropped, 'item')} is no longer cited"
+        )
     return Validation(True)
 
 
@@ -171,7 +137,7 @@ def _shape_problem(
         return f"schema: {len(content)} characters > max_content_chars {limit}"
     stray = unknown_inputs(ctx, successor.inputs)
     if stray:
-        return f"support: inputs {stray} are not usable support"
+        return f"support: {some(stray, 'input')} not usable support"
     first = content.split("\n", 1)[0]
     if header is not None and first != header:
         return f"schema: first line should be {header!r}, got {first!r}"
@@ -179,7 +145,7 @@ def _shape_problem(
 
 
 def _line_problem(
-    number: int, parsed: CitedLine, item: Support | None, taint: _Taint, extractive: bool
+    number: int, parsed: CitedLine, item: Support | None, taint: Taint, extractive: bool
 ) -> str | None:
     """Why one cited line may not stand (None: it may)."""
     if item is None:

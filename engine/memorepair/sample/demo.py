@@ -37,12 +37,15 @@ class Memory(Protocol):
     def event(self, event: Path) -> RepairEventSpec: ...
     def repair(self, event: RepairEventSpec) -> RepairReport: ...
     def stale_served(self) -> list[dict[str, Any]]: ...
+    def audit_erasure(self, event_id: str) -> dict[str, Any]: ...
 
 
 @dataclass
 class DemoResult:
     imported: ImportReport
     reports: list[RepairReport] = field(default_factory=list)
+    #: The erasure record (and proof) of each event that erased, by event id.
+    erasures: dict[str, dict[str, Any]] = field(default_factory=dict)
     stale_served: list[dict[str, Any]] = field(default_factory=list)
     artifacts: dict[str, int] = field(default_factory=dict)
 
@@ -53,7 +56,7 @@ def run(
     keep: bool = False,
     imported: Callable[[ImportReport], None] = lambda report: None,
     before: Callable[[str, RepairEventSpec], None] = lambda name, spec: None,
-    after: Callable[[RepairReport], None] = lambda report: None,
+    after: Callable[[RepairReport, dict[str, Any] | None], None] = lambda report, erasure: None,
 ) -> DemoResult:
     """Import the sample, repair its events in turn, check the barrier; clear unless `keep`.
 
@@ -70,7 +73,9 @@ def run(
         spec = memory.event(path(name))
         before(name, spec)
         result.reports.append(memory.repair(spec))
-        after(result.reports[-1])
+        if spec.erases:
+            result.erasures[spec.id] = memory.audit_erasure(spec.id)
+        after(result.reports[-1], result.erasures.get(spec.id))
     result.stale_served = memory.stale_served()
     result.artifacts = memory.counts()
     if not keep:

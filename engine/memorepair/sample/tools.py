@@ -16,9 +16,10 @@ in its subprocess from the class's import path.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from memorepair.model import FunctionSpec, Interface
+if TYPE_CHECKING:  # imported where used: the sandbox child that runs a call stays light
+    from memorepair.model import Interface
 
 #: Units of each currency per 1 EUR (fixed: replay must be reproducible).
 RATES: dict[str, float] = {
@@ -29,10 +30,6 @@ RATES: dict[str, float] = {
     "JPY": 160.0,
     "SEK": 11.5,
 }
-
-_FORMAT = FunctionSpec(
-    params={"amount": "number", "currency": "string"}, required=["amount", "currency"]
-)
 
 
 def _rate(code: Any) -> float:
@@ -65,6 +62,8 @@ class _Currency:
     convert_names: tuple[str, str, str, str]
 
     def schema(self) -> Interface:
+        from memorepair.model import FunctionSpec, Interface
+
         function, amount, source, target = self.convert_names
         return Interface(
             tool="currency",
@@ -73,7 +72,10 @@ class _Currency:
                     params={amount: "number", source: "string", target: "string"},
                     required=[amount, source, target],
                 ),
-                "format_amount": _FORMAT,
+                "format_amount": FunctionSpec(
+                    params={"amount": "number", "currency": "string"},
+                    required=["amount", "currency"],
+                ),
             },
         )
 
@@ -112,6 +114,8 @@ def _exact(function: str, args: Mapping[str, Any], expected: set[str]) -> None:
 
 def currency_migration() -> Interface:
     """The ``interface`` of a migrate event from currency v1 to v2 (schema + rename maps)."""
+    from memorepair.model import Interface
+
     return Interface(
         tool="currency",
         functions=CurrencyBackendV2().schema().functions,

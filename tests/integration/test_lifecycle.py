@@ -1,0 +1,340 @@
+"""The promise over memory's whole life, on the real Neo4j: pinned provenance, corrections
+that keep lineage, updates, erasure that erases, retries, and retrieval edges that
+survive repair."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from reliability_support import SAMPLE, run_cli
+
+from memorepair import events
+from memorepair.api import MemoryStore, open_store
+from memorepair.errors import InputError, UnknownArtifactError
+from memorepair.model import ArtifactIn, Kind, RepairEventSpec
+from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2
+from memorepair.settings import Settings
+
+
+def everything(memory: MemoryStore) -> str:
+    """Every property of every node and relationship of the namespace, as one lower-case
+    text (the test's own scan, independent of `audit erasure`)."""
+    with memory.store.driver.session(database=memory.store.database) as session:
+        rows = session.run(
+            "MATCH (n) WHERE n.ns = $ns OPTIONAL MATCH (n)-[r]-() "
+            "RETURN properties(n) AS node, collect(properties(r)) AS rels",
+            ns=memory.ns,
+        ).data()
+    return json.dumps(rows, default=str, ensure_ascii=False).lower()
+
+
+def served_text(memory: MemoryStore) -> str:
+    return " ".join(a.content + json.dumps(a.meta) for a in memory.retrieve(limit=10_000)).lower()
+
+
+# ---- corrections and pins ------------------------------------------------------------------
+def policy_memory(memory: MemoryStore) -> None:
+    memory.record({"uid": "policy", "kind": "record", "content": "Refunds within 14 days."})
+    memory.record({"uid": "trip", "kind": "record", "content": "Ana travels in May."})
+    memory.record(
+        {
+            "uid": "digest",
+            "kind": "summary",
+            "content": "- Refunds within 14 days. [policy@v1]\n- Ana travels in May. [trip@v1]",
+            "inputs": ["policy", "trip"],
+        }
+    )
+
+
+def test_a_corrected_summary_keeps_its_lineage(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    memory.repair(
+        {
+            "id": "fix-digest",
+            "type": "correct",
+            "roots": ["digest"],
+            "replacements": [{"replaces": "digest", "content": "- Ana travels in May. [trip@v1]"}],
+        }
+    )
+    corrected = memory.lineage("digest")[-1]
+    assert corrected["visibility"] == "Live" and sorted(corrected["inputs"]) == [
+        "policy@1",
+        "trip@1",
+    ]
+    report = memory.repair({"id": "forget-trip", "type": "delete", "roots": ["trip"]})
+    assert report.withdrawn == 2  # the root and the corrected summary
+    assert "digest" in report.published  # withdrawn, then rebuilt from the policy alone
+    [served] = memory.retrieve(uid="digest")
+    assert "may" not in served.content.lower()
+    assert memory.stale_served() == []
+
+
+def test_a_replacement_may_declare_pinned_inputs(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    memory.repair(
+        {
+            "id": "fix-digest",
+            "type": "correct",
+            "roots": ["digest"],
+            "replacements": [
+                {"replaces": "digest", "content": "- Ana travels in May.", "inputs": ["trip@1"]}
+            ],
+        }
+    )
+    assert memory.lineage("digest")[-1]["inputs"] == ["trip@1"]
+    stale = {
+        "id": "fix-again",
+        "type": "correct",
+        "roots": ["digest"],
+        "replacements": [{"replaces": "digest", "content": "x", "inputs": ["trip@7"]}],
+    }
+    with pytest.raises(InputError, match=r"input trip@7, which does not exist.*trip@1"):
+        memory.repair(stale)
+    assert memory.lineage("digest")[-1]["version"] == 2  # nothing changed
+
+
+def test_a_pin_to_a_superseded_version_is_never_served(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    memory.update("policy", content="Refunds within 30 days.", event_id="policy-v2")
+    memory.update("policy", content="Refunds within 60 days.", event_id="policy-v3")
+    assert [a.version for a in memory.retrieve(uid="policy")] == [3]
+    written = memory.record(
+        {"uid": "note", "kind": "summary", "content": "Refunds: 14 days.", "inputs": ["policy@1"]}
+    )
+    assert written["live"] is False and written["held_by"] == f"{memory.ns}/policy-v2"
+    assert memory.retrieve(uid="note") == []
+    assert [a["uid"] for a in memory.audit_event("policy-v2")["stale_input"]] == ["note"]
+    with pytest.raises(InputError, match=r"policy@1 is not served any more.*policy@3"):
+        memory.record(
+            {"uid": "note2", "kind": "summary", "content": "x", "inputs": ["policy@1"]},
+            on_stale="refuse",
+        )
+    with pytest.raises(UnknownArtifactError, match=r"policy@9 does not exist"):
+        memory.record({"uid": "note3", "kind": "summary", "content": "x", "inputs": ["policy@9"]})
+    fresh = memory.record(
+        {"uid": "note4", "kind": "summary", "content": "Refunds: 60 days.", "inputs": ["policy@3"]}
+    )
+    assert fresh["live"] is True
+    assert memory.stale_served() == []
+
+
+def test_update_is_a_correct_event_with_its_cascade(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    report = memory.update("trip", content="Ana travels in June.", reason="she moved it")
+    assert report.type == "correct" and report.published == ["digest"]
+    assert report.event.startswith("update-trip-")
+    [digest] = memory.retrieve(uid="digest")
+    assert "June" in digest.content and "May" not in digest.content
+    assert memory.lineage("trip")[-1]["version"] == 2
+    with pytest.raises(InputError, match="give content, meta or inputs"):
+        memory.update("trip")
+    with pytest.raises(UnknownArtifactError, match="no served version"):
+        memory.update("nope", content="x")
+
+
+def test_cli_update_and_record(memory: MemoryStore, tmp_path: Path) -> None:
+    policy_memory(memory)
+    done = run_cli(memory.ns, "update", "trip", "--content", "Ana travels in July.", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["outcomes"]["published"] == ["digest"]
+    item = tmp_path / "item.json"
+    item.write_text(json.dumps({"uid": "n", "kind": "record", "content": "hi"}), "utf-8")
+    recorded = run_cli(memory.ns, "record", str(item), "--json")
+    assert recorded.returncode == 0 and json.loads(recorded.stdout)["live"] is True
+    again = run_cli(memory.ns, "record", str(item))
+    assert again.returncode == 2 and "already exists" in again.stderr
+
+
+# ---- erasure ------------------------------------------------------------------------------
+PASSPORT = "Quote passport QX77812 when booking flights."
+
+
+def passport_memory(memory: MemoryStore) -> None:
+    memory.record({"uid": "id-doc", "kind": "record", "content": PASSPORT})
+    memory.record({"uid": "pref", "kind": "record", "content": "Ana prefers aisle seats."})
+    memory.record(
+        {
+            "uid": "booking-skill",
+            "kind": "skill",
+            "arch": "prompt",
+            "content": "# Skill: Book flights\n- Quote passport QX77812 when booking flights. "
+            "[id-doc@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "meta": {"title": "Book flights", "instruction": PASSPORT},
+            "inputs": ["id-doc", "pref"],
+        }
+    )
+    memory.record(
+        {
+            "uid": "profile",
+            "kind": "summary",
+            "content": f"- {PASSPORT} [id-doc@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "inputs": ["id-doc", "pref"],
+        }
+    )
+
+
+def test_delete_erases_every_copy(memory: MemoryStore) -> None:
+    passport_memory(memory)
+    memory.update("id-doc", content="Quote passport QX77812 at check-in too.", event_id="fix-id")
+    report = memory.repair({"id": "gdpr-1", "type": "delete", "roots": ["id-doc"]})
+    assert report.status == "completed"
+    assert sorted(report.published) == ["booking-skill", "profile"]
+    graph = everything(memory)
+    for fragment in ("qx77812", "quote passport", "at check-in too"):
+        assert fragment not in graph, fragment
+        assert fragment not in served_text(memory)
+    [skill] = memory.retrieve(uid="booking-skill")
+    assert skill.meta == {"title": "Book flights"}  # the quoting instruction is gone
+    record = memory.audit_erasure("gdpr-1")
+    assert record["ok"] and record["copies"] == []
+    assert record["versions"] >= 6  # both id-doc versions and every derived old version
+    assert {r.split("@")[0] for r in record["roots"]} == {f"{memory.ns}/id-doc"}
+    [event] = [e for e in memory.audit_events() if e["event"] == "gdpr-1"]
+    assert event["phase"] == "erased"
+
+
+def test_the_erasure_proof_finds_a_copy(memory: MemoryStore) -> None:
+    passport_memory(memory)
+    memory.repair({"id": "gdpr-2", "type": "delete", "roots": ["id-doc"]})
+    memory.record({"uid": "leak", "kind": "record", "content": f"Agent note: {PASSPORT}"})
+    record = memory.audit_erasure("gdpr-2")
+    assert not record["ok"]
+    assert [(c["where"], c["property"]) for c in record["copies"]] == [
+        (f"{memory.ns}/leak@1", "content")
+    ]
+    memory.update("pref", content="Ana prefers window seats.", event_id="plain-fix")
+    with pytest.raises(InputError, match="erased nothing"):
+        memory.audit_erasure("plain-fix")
+
+
+def test_correct_with_erase_removes_the_corrected_text(memory: MemoryStore) -> None:
+    passport_memory(memory)
+    memory.update("id-doc", content="Passport on file.", erase=True, event_id="fix-erase")
+    assert "qx77812" not in everything(memory)
+    assert memory.audit_erasure("fix-erase")["ok"]
+
+
+# ---- stranded repairs -----------------------------------------------------------------------
+def test_migrate_without_its_backend_exits_5_then_retry_publishes_everything(
+    neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    bare = neo4j_settings.model_copy(update={"sample_tools": False})
+    with open_store(ns=f"t-retry-{tmp_path.name[-8:]}", settings=bare) as memory:
+        try:
+            memory.register_backend(CurrencyBackend())  # v1 only: v2 is not installed
+            memory.import_file(SAMPLE / "memory.jsonl")
+            env = {"MEMOREPAIR_SAMPLE_TOOLS": "false"}
+            done = run_cli(memory.ns, "repair", str(SAMPLE / "event-migrate.json"), **env)
+            assert done.returncode == 5, done.stdout + done.stderr
+            assert "failed in sample-migrate-currency-v2" in done.stderr
+            assert "memorepair retry sample-migrate-currency-v2" in done.stderr
+            assert "no back-end 'currency' implements 'convert_amount'" in done.stderr
+            status = json.loads(run_cli(memory.ns, "status", "--json", **env).stdout)
+            assert {w["outcome"] for w in status["withdrawn"]} == {"failed", "blocked"}
+            nothing = run_cli(memory.ns, "resume", **env)
+            assert "no open events" in nothing.stdout
+            memory.register_backend(CurrencyBackendV2())
+            report = memory.retry("sample-migrate-currency-v2")
+            assert report.event == "sample-migrate-currency-v2.retry-1"
+            assert report.outcomes.get("failed", []) == [] == report.outcomes.get("blocked", [])
+            assert len(report.published) == 11
+            assert memory.still_withdrawn() == [] and memory.stale_served() == []
+            with pytest.raises(InputError, match="nothing failed or blocked"):
+                memory.retry("sample-migrate-currency-v2")
+        finally:
+            memory.clear()
+
+
+def test_resume_skips_an_event_it_cannot_continue(memory: MemoryStore, tmp_path: Path) -> None:
+    policy_memory(memory)
+    stuck = RepairEventSpec.model_validate(
+        {
+            "id": "stuck",
+            "ns": memory.ns,
+            "type": "correct",
+            "roots": ["trip"],
+            "replacements": [{"replaces": "trip", "content": "Ana travels in June."}],
+        }
+    )
+    later = RepairEventSpec.model_validate(
+        {"id": "later", "ns": memory.ns, "type": "delete", "roots": ["policy"]}
+    )
+    # what a crash right after creating each event leaves: nodes at phase "created"
+    for spec in (stuck, later):
+        events.open_event(memory.store, spec, lam=1.0, selector="mincut", state_dir=tmp_path)
+    reports = memory.resume()
+    assert [(r.event, r.status) for r in reports] == [("stuck", "skipped"), ("later", "completed")]
+    assert "submit the event file again" in reports[0].details["error"]
+    assert memory.repair(stuck).status == "completed"  # the event file itself still runs
+
+
+# ---- retrieval edges, export, bad input -------------------------------------------------------
+def test_related_edges_survive_repair_and_round_trip(
+    neo4j_settings: Settings, memory: MemoryStore, tmp_path: Path
+) -> None:
+    memory.import_file(SAMPLE / "memory.jsonl")
+    for name in ("event-delete.json", "event-correct.json", "event-migrate.json"):
+        memory.repair(SAMPLE / name)
+    related = [(a.uid, a.version) for a in memory.retrieve(uid="sum-zurich", related=True)]
+    assert related == [("sum-tokyo", 2)]
+    assert [a.uid for a in memory.retrieve(uid="sum-ana", related=True)] == ["skill-pricing"]
+    path = tmp_path / "export.jsonl"
+    count = memory.export_file(path)
+    served = {a.uid: (a.content, a.meta) for a in memory.retrieve(limit=10_000)}
+    with open_store(ns=f"{memory.ns}-copy", settings=neo4j_settings) as copy:
+        try:
+            imported = copy.import_file(path)
+            assert imported.written == count and imported.related == 3
+            assert {a.uid: (a.content, a.meta) for a in copy.retrieve(limit=10_000)} == served
+            assert [a.uid for a in copy.retrieve(uid="sum-zurich", related=True)] == ["sum-tokyo"]
+        finally:
+            copy.clear()
+
+
+@pytest.mark.parametrize(
+    ("replacement", "words"),
+    [
+        ({"content": "x" * 2000}, "over MEMOREPAIR_MAX_CONTENT_BYTES=1000"),
+        ({"content": "\ud800"}, "lone surrogate"),
+        ({"content": "ok", "meta": {"n": float("nan")}}, "not a JSON number"),
+    ],
+)
+def test_a_bad_replacement_is_refused_before_anything_changes(
+    neo4j_settings: Settings, memory: MemoryStore, replacement: dict[str, Any], words: str
+) -> None:
+    policy_memory(memory)
+    small = neo4j_settings.model_copy(update={"max_content_bytes": 1000})
+    with open_store(ns=memory.ns, settings=small) as capped:
+        before = capped.counts()
+        with pytest.raises(InputError, match=words):
+            capped.repair(
+                {
+                    "id": "bad-fix",
+                    "type": "correct",
+                    "roots": ["trip"],
+                    "replacements": [{"replaces": "trip", **replacement}],
+                }
+            )
+        assert capped.counts() == before
+        assert [e["event"] for e in capped.audit_events()] == []
+
+
+def test_numbers_refuse_strings_and_booleans(memory: MemoryStore, tmp_path: Path) -> None:
+    for value in ("5", True):
+        with pytest.raises(InputError, match="value"):
+            memory.record({"uid": "n", "kind": "record", "content": "x", "value": value})
+    lines = tmp_path / "memory.jsonl"
+    lines.write_text('{"type": "artifact", "uid": "a", "kind": "record", "content": "\\ud800"}\n')
+    done = run_cli(memory.ns, "import", str(lines))
+    assert done.returncode == 2 and f"{lines}:1: field 'content'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_uid_that_names_a_version_is_refused(memory: MemoryStore) -> None:
+    with pytest.raises(InputError, match="names a version"):
+        memory.record({"uid": "a@2", "kind": "record", "content": "x"})
+    memory.import_items([ArtifactIn(uid="a@b", kind=Kind.RECORD, content="x")])
+    assert [a.uid for a in memory.retrieve(uid="a@b")] == ["a@b"]
