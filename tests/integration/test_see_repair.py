@@ -110,18 +110,30 @@ def test_plan_diff_lists_what_would_stay_withdrawn_and_why(repaired: MemoryStore
     assert stays["turn-03"]["outcome"] == "root_deleted"
 
 
-def test_progress_goes_to_stderr_as_lines_and_quiet_silences_it(repaired: MemoryStore) -> None:
+def test_progress_goes_to_stderr_as_lines_and_quiet_silences_it(
+    repaired: MemoryStore, tmp_path: Path
+) -> None:
     event = str(sample.path("event-delete.json"))
     plain = CliRunner().invoke(cli, ["--ns", repaired.ns, "repair", event, "--json"])
     assert plain.exit_code == 0, plain.output
     assert json.loads(plain.stdout)["status"] == "completed"  # stdout stays JSON
     steps = [line.split()[0] for line in plain.stderr.splitlines()]
     assert {"barrier", "candidates", "selection", "execute", "publication"} <= set(steps)
-    out = Path(repaired.ns + ".jsonl")
-    try:
-        quiet = run(repaired, "export", str(out), "--quiet")
-        assert quiet.stderr == ""
-        loud = run(repaired, "export", str(out))
-        assert "export" in loud.stderr and "/" in loud.stderr
-    finally:
-        out.unlink(missing_ok=True)
+    out = tmp_path / "export.jsonl"
+    quiet = run(repaired, "export", str(out), "--quiet")
+    assert quiet.stderr == ""
+    loud = run(repaired, "export", str(out), "--force")
+    assert "export" in loud.stderr and "done in" in loud.stderr
+
+
+def test_show_says_erased_where_a_delete_redacted_the_content(repaired: MemoryStore) -> None:
+    event = run(repaired, "repair", str(sample.path("event-delete.json")), "--json", "--quiet")
+    view = run(repaired, "show", event["event"], "--json")
+    nodes = {n["uid"]: n for n in view["nodes"]}
+    key = f"{repaired.ns}/{event['event']}"
+    for uid in ("turn-03", "sum-zurich"):  # the root, and a version derived from it
+        assert nodes[uid]["erased"] is True and nodes[uid]["before"] is None
+        assert nodes[uid]["erased_by"] == key
+    assert nodes["sum-zurich"]["after"] and "hotel" not in nodes["sum-zurich"]["after"]
+    page = repaired.show(event["event"]).html()
+    assert '"erased": true' in page and f'"erased by", "{key}"' in page
