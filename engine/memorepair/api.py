@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair import audit, embedding, events, queries, recording, repair
+from memorepair import audit, embedding, events, queries, recording, repair, show
 from memorepair.codec import artifact_from_row
 from memorepair.errors import (
     EmbeddingError,
@@ -48,7 +48,7 @@ from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
-from memorepair.repair import Plan
+from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
@@ -154,7 +154,13 @@ class MemoryStore:
             self.store, self.ns, path, on_stale=on_stale, progress=progress
         )
 
-    def export_file(self, path: Path, *, force: bool = False) -> int:
+    def export_file(
+        self,
+        path: Path,
+        *,
+        force: bool = False,
+        progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> int:
         """Write the served memory as JSON Lines (re-importable into an empty namespace).
 
         The file is created 0600 (it holds the memory). An existing file is refused unless
@@ -177,11 +183,14 @@ class MemoryStore:
                 ) from exc
             raise InputError(f"cannot write {path}: {exc.strerror}") from exc
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            return self.export_to(handle)
+            return self.export_to(handle, progress=progress)
 
-    def export_to(self, handle: TextIO) -> int:
+    def export_to(
+        self, handle: TextIO, progress: Callable[[int, int], None] = lambda done, total: None
+    ) -> int:
         """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
         rows = self.store.read(EXPORT_LIVE, ns=self.ns)
+        progress(0, len(rows))
         artifacts = []
         related = []
         for row in rows:
@@ -192,8 +201,9 @@ class MemoryStore:
                 )
             )
             related += [(artifact.uid, other) for other in row["related"]]
-        for line in dump_lines(artifacts, related):
+        for done, line in enumerate(dump_lines(artifacts, related), start=1):
             handle.write(line + "\n")
+            progress(min(done, len(rows)), len(rows))
         handle.flush()
         return len(artifacts)
 
@@ -221,6 +231,30 @@ class MemoryStore:
         return repair.plan(
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
+
+    def preview(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> Preview:
+        """`plan` with every selected successor built and validated in memory: what the
+        repair would publish and what would stay withdrawn. Writes nothing."""
+        return repair.preview(
+            self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
+        )
+
+    def plan_view(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> show.CascadeView:
+        """The cascade an event would get now, node by node, with each content change
+        (`plan --diff`, `show --plan`). Writes nothing."""
+        return show.from_preview(self.preview(event, lam=lam, selector=selector))
+
+    def plan_diff(
+        self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
+    ) -> dict[str, Any]:
+        """`plan`'s figures and, under "diff", each artifact's content change (current
+        against successor) and what would stay withdrawn and why. Writes nothing."""
+        preview = self.preview(event, lam=lam, selector=selector)
+        return {**preview.plan.as_dict(), "diff": show.from_preview(preview).diff()}
 
     def repair(
         self,
@@ -400,6 +434,11 @@ class MemoryStore:
 
     def audit_event(self, event_id: str) -> dict[str, list[dict[str, Any]]]:
         return audit.event_sets(self.store, self.ns, event_id)
+
+    def show(self, event_id: str) -> show.CascadeView:
+        """A recorded event's cascade, node by node: outcome, facts and content change."""
+        record, rows = audit.event_cascade(self.store, self.ns, event_id)
+        return show.from_audit(record, rows)
 
     def lineage(self, uid: str) -> list[dict[str, Any]]:
         return audit.lineage(self.store, self.ns, uid)

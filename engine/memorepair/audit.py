@@ -15,6 +15,7 @@ from memorepair.errors import InputError
 from memorepair.store import Store
 
 EVENTS = queries.named("audit/events")
+EVENT_CASCADE = queries.named("audit/event_cascade")
 EVENT_SETS = queries.named("audit/event_sets")
 GET_EVENT = queries.named("events/get_event")
 LINEAGE = queries.named("audit/lineage")
@@ -37,6 +38,18 @@ def event_sets(store: Store, ns: str, event_id: str) -> dict[str, list[dict[str,
         )
     rows = store.read(EVENT_SETS, ns=ns, event=event_id)
     return {row["outcome"]: sorted(row["artifacts"], key=lambda a: a["uid"]) for row in rows}
+
+
+def event_cascade(
+    store: Store, ns: str, event_id: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """One event's record and its withdrawn cascade as a graph (`memorepair show`)."""
+    found = store.read(GET_EVENT, key=f"{ns}/{event_id}")
+    if not found:
+        raise InputError(
+            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
+        )
+    return dict(found[0]["event"]), store.read(EVENT_CASCADE, ns=ns, event=event_id)
 
 
 def lineage(store: Store, ns: str, uid: str) -> list[dict[str, Any]]:

@@ -45,21 +45,95 @@ def _lines(lines: Iterable[str], empty: str = "") -> None:
 
 
 class _Progress:
-    """Phase progress on stderr, at most a few lines a second, never on stdout."""
+    """Progress of long commands on stderr, never on stdout (so `--json` stays clean).
+
+    A step that counts items (import, execute, validate, export) gets a bar with its rate
+    and ETA on a terminal, or a plain line at most every half second otherwise (a pipe, a
+    log file, CI); every step says when it is done and how long it took. Steps may nest
+    (execution counts its items as `execute`). `--quiet` silences all of it.
+    """
 
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
-        self.last = 0.0
-        self.phase = ""
+        self.began: dict[str, float] = {}
+        self.last: dict[str, float] = {}
+        self.bars: Any = None
+        self.tasks: dict[str, Any] = {}
+        if not quiet and sys.stderr.isatty():
+            self.bars = _bars()
 
-    def __call__(self, phase: str, done: int, total: int) -> None:
+    def __enter__(self) -> _Progress:
+        if self.bars is not None:
+            self.bars.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.bars is not None:
+            self.bars.stop()
+
+    def __call__(self, step: str, done: int, total: int) -> None:
         if self.quiet:
             return
         now = time.monotonic()
-        if phase == self.phase and done < total and now - self.last < 0.5:
+        began = self.began.setdefault(step, now)
+        if done >= total:
+            self.began.pop(step)
+            self._done(step, total, now - began)
+        elif total > 1:
+            self._moving(step, done, total, now - began)
+
+    def _moving(self, step: str, done: int, total: int, seconds: float) -> None:
+        rate = f"{done / seconds:,.0f}/s" if seconds > 0.2 and done else ""
+        if self.bars is not None:
+            if step not in self.tasks:
+                self.tasks[step] = self.bars.add_task(step, total=total, rate="")
+            self.bars.update(self.tasks[step], completed=done, total=total, rate=rate)
             return
-        self.phase, self.last = phase, now
-        click.echo(f"  {phase:<10} {done}/{total}", err=True)
+        now = time.monotonic()
+        if now - self.last.get(step, 0.0) >= 0.5:
+            self.last[step] = now
+            click.echo(f"  {step:<11} {done}/{total}  {rate}".rstrip(), err=True)
+
+    def _done(self, step: str, total: int, seconds: float) -> None:
+        items = f"{total}/{total} " if total > 1 else ""
+        line = f"  {step:<11} {items}done in {seconds:.2f}s"
+        if self.bars is None:
+            click.echo(line, err=True)
+        elif step in self.tasks:
+            self.bars.update(self.tasks.pop(step), completed=total, total=total)
+        else:
+            self.bars.console.print(line, highlight=False)
+
+
+def _bars() -> Any:
+    """rich's live progress bars on stderr: step, bar, count, percent, rate, time, ETA."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    return Progress(
+        TextColumn("  {task.description:<11}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    )
+
+
+QUIET_OPTION = click.option(
+    "--quiet", "-q", is_flag=True, help="No progress on stderr (bars on a terminal, else lines)."
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -92,10 +166,11 @@ def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) 
       memorepair neo4j start              # local Neo4j from Maven jars (no NEO4J_URI set)
       memorepair schema apply
       memorepair import memory.jsonl
-      memorepair plan event.json          # dry run: cascade, modes, selection, cost
+      memorepair plan event.json --diff   # dry run: cascade, selection, content changes
       memorepair repair event.json
       memorepair audit event EVENT_ID     # what was withdrawn, published, removed, failed
       memorepair search "QUERY" -k 10     # best served matches: meaning + words
+      memorepair show EVENT_ID            # the cascade as a page (HTML; mermaid, dot)
       memorepair retrieve --uid UID       # serving read: live artifacts only
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
@@ -179,15 +254,31 @@ def neo4j() -> None:
 
 
 @neo4j.command("start")
+@click.option(
+    "--browser",
+    is_flag=True,
+    help="Also serve Neo4j Browser (and the HTTP API) on 127.0.0.1:MEMOREPAIR_HTTP_PORT "
+    "(7474), for pasting the audit queries; fetches its jar once.",
+)
 @JSON_OPTION
-def neo4j_start(as_json: bool) -> None:
+def neo4j_start(browser: bool, as_json: bool) -> None:
     """Fetch the jars if needed, start the server and wait until Bolt answers."""
     from memorepair.local_server import LocalServer
 
-    status = LocalServer(_settings()).start(progress=lambda m: click.echo(m, err=True))
-    _emit(
-        status.as_dict(), as_json, lambda: click.echo(f"running at {status.uri} (pid {status.pid})")
-    )
+    server = LocalServer(_settings())
+    status = server.start(progress=lambda m: click.echo(m, err=True), browser=browser)
+
+    def human() -> None:
+        click.echo(f"running at {status.uri} (pid {status.pid})")
+        if status.browser:
+            where = (
+                f"the password is in {server.password_file}"
+                if status.auth and server.settings.neo4j_password is None
+                else "log in with NEO4J_PASSWORD"
+            )
+            click.echo(f"Neo4j Browser: {status.browser}  ({where})")
+
+    _emit(status.as_dict(), as_json, human)
 
 
 @neo4j.command("stop")
@@ -220,7 +311,9 @@ def neo4j_status(as_json: bool) -> None:
         as_json,
         lambda: click.echo(
             f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
-            f"home {status.home}" + (f"  pid {status.pid}" if status.pid else "")
+            f"home {status.home}"
+            + (f"  pid {status.pid}" if status.pid else "")
+            + (f"\nNeo4j Browser: {status.browser}" if status.browser else "")
         ),
     )
     if not status.running:
@@ -246,15 +339,15 @@ def schema_apply(ctx: click.Context, as_json: bool) -> None:
 @cli.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
-def import_(ctx: click.Context, file: Path, as_json: bool) -> None:
+def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     """Import a memory from JSON Lines (docs/interchange.md).
 
     The whole file is validated first (every line, duplicate uids, missing inputs,
     influence cycles); an error names the line and field and nothing is written.
     """
-    progress = _Progress(quiet=as_json)
-    with _memory(ctx) as memory:
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
     _emit(
         report.as_dict(),
@@ -315,6 +408,7 @@ def record_cmd(ctx: click.Context, source: Any, on_stale: str, as_json: bool) ->
 @click.option("--id", "event_id", help="The event id (default: generated).")
 @click.option("--erase", is_flag=True, help="Also erase the old text everywhere, as delete does.")
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
 def update_cmd(
     ctx: click.Context,
@@ -327,6 +421,7 @@ def update_cmd(
     event_id: str | None,
     erase: bool,
     as_json: bool,
+    quiet: bool,
 ) -> None:
     """Change a served artifact: a `correct` event with its cascade and barrier.
 
@@ -337,7 +432,7 @@ def update_cmd(
         raise InputError("give --content or --content-file, not both")
     text = content_file.read() if content_file is not None else content
     meta = _json_object(meta_json, "--meta") if meta_json is not None else None
-    with _memory(ctx) as memory:
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.update(
             uid,
             content=text,
@@ -346,7 +441,7 @@ def update_cmd(
             reason=reason,
             event_id=event_id,
             erase=erase,
-            progress=_Progress(quiet=as_json),
+            progress=progress,
         )
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report.as_dict()], as_json)
@@ -368,18 +463,23 @@ def _json_object(text: str, where: str) -> dict[str, Any]:
 @click.option(
     "--force", is_flag=True, help="Overwrite an existing file (never through a symbolic link)."
 )
+@QUIET_OPTION
 @click.pass_context
-def export(ctx: click.Context, file: Path, force: bool) -> None:
+def export(ctx: click.Context, file: Path, force: bool, quiet: bool) -> None:
     """Export the served (live) memory as JSON Lines; FILE '-' writes to stdout.
 
     A new file is created with mode 0600; an existing one is refused without --force.
     """
-    with _memory(ctx) as memory:
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+
+        def step(done: int, total: int) -> None:
+            progress("export", done, total)
+
         if str(file) == "-":
-            count = memory.export_to(sys.stdout)
+            count = memory.export_to(sys.stdout, progress=step)
             click.echo(f"exported {count} live artifacts to stdout", err=True)
             return
-        count = memory.export_file(file, force=force)
+        count = memory.export_file(file, force=force, progress=step)
     click.echo(f"exported {count} live artifacts to {file}")
 
 
@@ -403,31 +503,186 @@ _LAMBDA = click.option(
 @click.argument("event", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @_SELECTOR
 @_LAMBDA
+@click.option(
+    "--diff",
+    is_flag=True,
+    help="Also build and validate the selected successors in memory and show each "
+    "artifact's content change, and what would stay withdrawn and why.",
+)
 @JSON_OPTION
 @click.pass_context
 def plan_cmd(
-    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+    ctx: click.Context,
+    event: Path,
+    selector: Selector | None,
+    lam: float | None,
+    diff: bool,
+    as_json: bool,
 ) -> None:
-    """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing."""
+    """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing.
+
+    With --diff, like `terraform plan`: every successor the repair would publish is built
+    and validated in memory (no event, no staged node) and shown as a diff of the current
+    content against the successor's; the rest of the cascade is listed with the reason it
+    would stay withdrawn or be removed.
+    """
     with _memory(ctx) as memory:
-        plan = memory.plan(event, lam=lam, selector=selector)
-    data = plan.as_dict()
+        if diff:
+            data = memory.plan_diff(event, lam=lam, selector=selector)
+        else:
+            data = memory.plan(event, lam=lam, selector=selector).as_dict()
 
     def human() -> None:
-        click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
-        click.echo(f"cascade: {len(data['cascade'])} artifacts would be withdrawn")
-        for c in data["candidates"]:
-            mark = "x" if c["selected"] else " "
-            run = "" if c["executable"] else f"  (not executable: {c['reason']})"
-            figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
-            click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
-        click.echo(
-            f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
-            f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
-            f"{data['repair_all_cost']:g}"
-        )
+        _print_plan(data)
+        if diff:
+            _print_diff(data["diff"])
 
     _emit(data, as_json, human)
+
+
+def _print_plan(data: dict[str, Any]) -> None:
+    click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
+    click.echo(f"cascade: {len(data['cascade'])} artifacts would be withdrawn")
+    for c in data["candidates"]:
+        mark = "x" if c["selected"] else " "
+        run = "" if c["executable"] else f"  (not executable: {c['reason']})"
+        figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
+        click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
+    click.echo(
+        f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
+        f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
+        f"{data['repair_all_cost']:g}"
+    )
+
+
+#: How `plan --diff` marks each outcome, terraform-style, and its colour on a terminal.
+_DIFF_MARKS = {
+    "published": ("~", "yellow"),
+    "root_replaced": ("~", "yellow"),
+    "root_deleted": ("-", "red"),
+    "removed": ("-", "red"),
+    "failed": ("!", "red"),
+    "blocked": ("!", "red"),
+}
+
+
+def _print_diff(changes: dict[str, Any]) -> None:
+    """Each content change as a coloured unified diff, then what stays withdrawn."""
+    for item in changes["changes"]:
+        mark, colour = _DIFF_MARKS.get(item["outcome"], ("=", "white"))
+        head = f"\n{mark} {item['uid']}  {item['versions']}  {item['kind']}"
+        click.echo(click.style(head, fg=colour, bold=True) + f"  ({item['outcome']})")
+        if item["erased"]:
+            click.echo("    (the current content is erased)")
+        for line in item["diff"]:
+            click.echo("    " + _diff_line(line))
+    if changes["withdrawn"]:
+        click.echo("\nwould stay withdrawn or be removed:")
+    for item in changes["withdrawn"]:
+        mark, colour = _DIFF_MARKS.get(item["outcome"], ("=", "white"))
+        click.echo(
+            click.style(f"  {mark} {item['uid']:<32}", fg=colour)
+            + f" {item['outcome']:<15} {item['reason']}"
+        )
+    summary = ", ".join(f"{o} {n}" for o, n in sorted(changes["counts"].items()))
+    click.echo(f"\noutcomes if repaired now: {summary}; nothing was written")
+
+
+def _diff_line(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return click.style(line, bold=True)
+    if line.startswith("+"):
+        return click.style(line, fg="green")
+    if line.startswith("-"):
+        return click.style(line, fg="red")
+    if line.startswith("@@"):
+        return click.style(line, fg="cyan")
+    return line
+
+
+@cli.command("show")
+@click.argument("event")
+@click.option(
+    "--plan",
+    "planned",
+    is_flag=True,
+    help="EVENT is an event file: draw what a repair would do now (nothing is written).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["html", "mermaid", "dot"]),
+    default="html",
+    show_default=True,
+    help="A self-contained HTML page, or Mermaid / Graphviz text for documents.",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Where to write ('-' for stdout) [html: cascade-EVENT.html; mermaid, dot: stdout].",
+)
+@click.option(
+    "--max-nodes",
+    type=click.IntRange(1, 100_000),
+    default=150,
+    show_default=True,
+    help="Past this many artifacts, group them by depth, kind and outcome (the page says so).",
+)
+@_SELECTOR
+@_LAMBDA
+@JSON_OPTION
+@click.pass_context
+def show_cmd(
+    ctx: click.Context,
+    event: str,
+    planned: bool,
+    fmt: str,
+    output: Path | None,
+    max_nodes: int,
+    selector: Selector | None,
+    lam: float | None,
+    as_json: bool,
+) -> None:
+    """Draw an event's cascade: roots, then descendants by depth, coloured by outcome.
+
+    \b
+    memorepair show EVENT_ID                 # after a repair: the audit trail, drawn
+    memorepair show --plan event.json        # before: what a repair would do now
+    memorepair show EVENT_ID --format mermaid
+
+    The HTML page needs no network: hover a box for its uid, versions, mode, value, cost
+    and reason; click it for the content change (old against new; "erased" where the graph
+    holds an erasure instead). --json prints the same facts instead of a drawing.
+    --selector and --lambda apply to --plan only.
+    """
+    if not planned and (selector is not None or lam is not None):
+        raise InputError("--selector and --lambda apply to `show --plan EVENT_FILE` only")
+    with _memory(ctx) as memory:
+        if planned:
+            view = memory.plan_view(_event_file(event), lam=lam, selector=selector)
+        else:
+            view = memory.show(event)
+    if as_json:
+        click.echo(json.dumps(view.as_dict(), indent=2, sort_keys=True, default=str))
+        return
+    text = {"html": view.html, "mermaid": view.mermaid, "dot": view.dot}[fmt](max_nodes)
+    if output is None and fmt == "html":
+        output = Path(f"{'plan' if planned else 'cascade'}-{view.event}.html")
+    if output is None or str(output) == "-":
+        click.echo(text, nl=False)
+        return
+    output.write_text(text, encoding="utf-8")
+    counts = ", ".join(f"{o} {n}" for o, n in sorted(view.counts().items()))
+    click.echo(f"wrote {output}: {len(view.nodes)} artifacts ({counts})")
+
+
+def _event_file(name: str) -> Path:
+    path = Path(name)
+    if not path.is_file():
+        raise InputError(f"--plan needs an event file; {name!r} is not a file")
+    return path
 
 
 #: Exit status of a repair that completed but left candidates failed or blocked: their
@@ -479,9 +734,15 @@ def _print_report(data: dict[str, Any]) -> None:
 @_SELECTOR
 @_LAMBDA
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
 def repair_cmd(
-    ctx: click.Context, event: Path, selector: Selector | None, lam: float | None, as_json: bool
+    ctx: click.Context,
+    event: Path,
+    selector: Selector | None,
+    lam: float | None,
+    as_json: bool,
+    quiet: bool,
 ) -> None:
     """Run a repair event: withdraw, select, execute, validate, republish.
 
@@ -489,13 +750,8 @@ def repair_cmd(
     Exits 5 when it completed but left candidates failed or blocked (they stay withdrawn;
     `memorepair retry EVENT_ID` re-attempts them once the cause is fixed).
     """
-    with _memory(ctx) as memory:
-        report = memory.repair(
-            event,
-            selector=selector,
-            lam=lam,
-            progress=_Progress(quiet=as_json),
-        )
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        report = memory.repair(event, selector=selector, lam=lam, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report.as_dict()], as_json)
 
@@ -503,8 +759,9 @@ def repair_cmd(
 @cli.command("retry")
 @click.argument("event_id")
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
-def retry_cmd(ctx: click.Context, event_id: str, as_json: bool) -> None:
+def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> None:
     """Re-attempt what an event left failed or blocked, as a follow-up event.
 
     For a repair that exited 5: fix the cause first (install the tool back-end a
@@ -512,8 +769,8 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool) -> None:
     stranded artifacts over at its barrier and repairs them under the same rules; exits 5
     again if some still fail.
     """
-    with _memory(ctx) as memory:
-        report = memory.retry(event_id, progress=_Progress(quiet=as_json))
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        report = memory.retry(event_id, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report.as_dict()], as_json)
 
@@ -521,11 +778,12 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool) -> None:
 @cli.command("resume")
 @click.argument("event_id", required=False)
 @JSON_OPTION
+@QUIET_OPTION
 @click.pass_context
-def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool) -> None:
+def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: bool) -> None:
     """Complete an interrupted event (or every open event of the namespace)."""
-    with _memory(ctx) as memory:
-        reports = memory.resume(event_id, progress=_Progress(quiet=as_json))
+    with _memory(ctx) as memory, _Progress(quiet) as progress:
+        reports = memory.resume(event_id, progress=progress)
     data = [r.as_dict() for r in reports]
 
     def human() -> None:

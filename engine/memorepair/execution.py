@@ -211,6 +211,11 @@ def _read_support(
     return found
 
 
+def read_versions(store: Store, vids: Sequence[str]) -> dict[str, Artifact]:
+    """Full artifact versions by vid, contents included (what a preview shows as before)."""
+    return _read(store, READ_INPUT_VERSIONS, "vids", list(vids))
+
+
 def _read(store: Store, query: queries.Query, param: str, values: list[str]) -> dict[str, Artifact]:
     found: dict[str, Artifact] = {}
     for batch in store.read_batches(query, param, values):

@@ -85,6 +85,7 @@ class ServerStatus:
     version: str
     home: Path
     auth: bool
+    browser: str | None = None  # Neo4j Browser's address, when it is served
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -94,6 +95,7 @@ class ServerStatus:
             "version": self.version,
             "home": str(self.home),
             "auth": self.auth,
+            "browser": self.browser,
         }
 
 
@@ -109,6 +111,7 @@ class LocalServer:
         self.pid_file = self.root / "server.pid"
         self.password_file = self.root / "password"
         self.console_log = self.home / "logs" / "console.log"
+        self.browser_lib = self.root / "browser" / "lib"
 
     # ---- facts -------------------------------------------------------------------
     def status(self) -> ServerStatus:
@@ -120,7 +123,21 @@ class LocalServer:
             version=self.settings.neo4j_version,
             home=self.home,
             auth=self.settings.local_auth,
+            browser=self.browser_url if pid is not None and self._serves_browser() else None,
         )
+
+    @property
+    def browser_url(self) -> str:
+        """Neo4j Browser on loopback, with the Bolt address and user filled in."""
+        s = self.settings
+        return (
+            f"http://127.0.0.1:{s.http_port}/browser/"
+            f"?dbms=bolt://{s.neo4j_username}@127.0.0.1:{s.bolt_port}"
+        )
+
+    def _serves_browser(self) -> bool:
+        conf = self.conf_dir / "neo4j.conf"
+        return conf.is_file() and "server.http.enabled=true" in conf.read_text(encoding="utf-8")
 
     def password(self) -> str:
         """The password clients use: the configured one, else the generated one."""
@@ -136,7 +153,11 @@ class LocalServer:
         return generated
 
     # ---- lifecycle ---------------------------------------------------------------
-    def start(self, progress: Callable[[str], None] = lambda _: None) -> ServerStatus:
+    def start(
+        self, progress: Callable[[str], None] = lambda _: None, *, browser: bool = False
+    ) -> ServerStatus:
+        """Start the server; with `browser`, also Neo4j Browser and the HTTP API, bound
+        to 127.0.0.1 (MEMOREPAIR_HTTP_PORT)."""
         self._make_private_root()
         fixed = private_tree(self.root)
         if fixed:
@@ -146,16 +167,20 @@ class LocalServer:
             )
         current = self.status()
         if current.running:
+            if browser and current.browser is None:
+                raise ServerError(
+                    "Neo4j is running without the Browser; restart it with the Browser: "
+                    "`memorepair neo4j stop && memorepair neo4j start --browser`"
+                )
             progress(f"Neo4j already running (pid {current.pid}) at {current.uri}")
             return current
-        if _port_open(self.settings.bolt_port):
-            raise ServerError(
-                f"port {self.settings.bolt_port} is already taken by another process; "
-                "stop it or set MEMOREPAIR_BOLT_PORT to a free port"
-            )
+        self._check_ports(browser)
         java = self._java()
         self.ensure_jars(progress)
-        self._write_conf()
+        classpath = f"{self.lib}/*"
+        if browser:
+            classpath += f"{os.pathsep}{self.ensure_browser(progress)}/*"
+        self._write_conf(browser)
         if self.settings.local_auth:
             self._set_initial_password(java)
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
@@ -165,7 +190,7 @@ class LocalServer:
             f"-Xmx{self.settings.heap}",
             *JVM_FLAGS,
             "-cp",
-            f"{self.lib}/*",
+            classpath,
             ENTRY_POINT,
             f"--home-dir={self.home}",
             f"--config-dir={self.conf_dir}",
@@ -215,6 +240,17 @@ class LocalServer:
             "MEMOREPAIR_START_TIMEOUT_S for a slow machine)"
         )
 
+    def _check_ports(self, browser: bool) -> None:
+        ports = [(self.settings.bolt_port, "BOLT")]
+        if browser:
+            ports.append((self.settings.http_port, "HTTP"))
+        for port, name in ports:
+            if _port_open(port):
+                raise ServerError(
+                    f"port {port} is already taken by another process; "
+                    f"stop it or set MEMOREPAIR_{name}_PORT to a free port"
+                )
+
     def stop(
         self, timeout_s: float | None = None, progress: Callable[[str], None] = lambda _: None
     ) -> bool:
@@ -252,9 +288,18 @@ class LocalServer:
 
     # ---- pieces ------------------------------------------------------------------
     def ensure_jars(self, progress: Callable[[str], None] = lambda _: None) -> Path:
-        marker = self.lib / ".complete"
+        return self._fetch(self.lib, [], progress)
+
+    def ensure_browser(self, progress: Callable[[str], None] = lambda _: None) -> Path:
+        """Neo4j Browser's jar (the pom's `browser` profile), fetched once."""
+        return self._fetch(
+            self.browser_lib, ["-P", "browser", "-DincludeArtifactIds=neo4j-browser"], progress
+        )
+
+    def _fetch(self, lib: Path, extra: list[str], progress: Callable[[str], None]) -> Path:
+        marker = lib / ".complete"
         if marker.is_file():
-            return self.lib
+            return lib
         mvn = shutil.which("mvn")
         if mvn is None:
             raise ServerError(
@@ -262,8 +307,9 @@ class LocalServer:
                 "Install it (Debian: apt-get install maven) or set NEO4J_URI to a running server"
             )
         self._make_private_root()
-        self.lib.mkdir(mode=0o700, parents=True, exist_ok=True)
-        progress(f"fetching Neo4j {self.settings.neo4j_version} jars from Maven Central")
+        lib.mkdir(mode=0o700, parents=True, exist_ok=True)
+        what = "Neo4j Browser" if extra else f"Neo4j {self.settings.neo4j_version}"
+        progress(f"fetching {what} jars from Maven Central")
         with resources.as_file(pom_path()) as pom:
             result = subprocess.run(
                 [
@@ -272,8 +318,9 @@ class LocalServer:
                     "-q",
                     "-f",
                     str(pom),
+                    *extra,
                     "dependency:copy-dependencies",
-                    f"-DoutputDirectory={self.lib}",
+                    f"-DoutputDirectory={lib}",
                     "-DincludeScope=runtime",
                     f"-Dneo4j.version={self.settings.neo4j_version}",
                 ],
@@ -288,7 +335,7 @@ class LocalServer:
                 f"{(result.stdout + result.stderr)[-2000:]}"
             )
         write_private(marker, "ok\n")
-        return self.lib
+        return lib
 
     def _java(self) -> str:
         home = self.settings.java_home or (
@@ -302,7 +349,7 @@ class LocalServer:
             )
         return java
 
-    def _write_conf(self) -> None:
+    def _write_conf(self, browser: bool = False) -> None:
         for sub in ("conf", "data", "logs", "run", "import", "plugins"):
             (self.home / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         s = self.settings
@@ -311,7 +358,7 @@ class LocalServer:
             "server.default_listen_address=127.0.0.1",
             f"server.bolt.listen_address=127.0.0.1:{s.bolt_port}",
             "server.bolt.enabled=true",
-            "server.http.enabled=false",
+            *_http_conf(s, browser),
             "server.https.enabled=false",
             f"server.directories.data={self.home / 'data'}",
             f"server.directories.logs={self.home / 'logs'}",
@@ -384,6 +431,21 @@ class LocalServer:
 
 
 _RECOVERY = re.compile(r"\[o\.n\.k\.r\.Recovery\].*?(\d+)% completed")
+
+
+def _http_conf(s: Settings, browser: bool) -> list[str]:
+    """HTTP stays off unless the Browser is asked for; then it listens on loopback only,
+    and advertises the loopback Bolt address the Browser connects to."""
+    if not browser:
+        return ["server.http.enabled=false"]
+    return [
+        "server.http.enabled=true",
+        f"server.http.listen_address=127.0.0.1:{s.http_port}",
+        f"server.http.advertised_address=127.0.0.1:{s.http_port}",
+        f"server.bolt.advertised_address=127.0.0.1:{s.bolt_port}",
+        # The Browser then does not report usage.
+        "client.allow_telemetry=false",
+    ]
 
 
 def java_argfile_quote(arg: str) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
@@ -102,14 +102,60 @@ def plan(
     selector: Selector | None = None,
 ) -> Plan:
     """The cascade, candidates and selection an event would get now; writes nothing."""
-    lam_, selector_ = resolve(spec, lam, selector, config)
     with _gc_paused():
-        reached = cascade.reach(store, spec)
-        family = candidate_family(registry, config, spec, reached)
-        selection = select(
-            family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
-        )
-    return Plan(spec, reached.uids, family, selection)
+        return _planned(store, registry, config, spec, lam, selector)[0]
+
+
+def _planned(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    spec: RepairEventSpec,
+    lam: float | None,
+    selector: Selector | None,
+) -> tuple[Plan, Cascade]:
+    lam_, selector_ = resolve(spec, lam, selector, config)
+    reached = cascade.reach(store, spec)
+    family = candidate_family(registry, config, spec, reached)
+    selection = select(
+        family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
+    )
+    return Plan(spec, reached.uids, family, selection), reached
+
+
+@dataclass(frozen=True)
+class Preview:
+    """A plan with its successors built and judged in memory: what `repair` would withdraw,
+    publish and leave withdrawn if it ran now. Nothing is written (no event, no staged
+    node); the event's effect on its roots is applied in memory (`execution.build_dry`)."""
+
+    plan: Plan
+    nodes: tuple[CascadeNode, ...]  # C(F) with each node's inputs
+    attempts: tuple[Attempt, ...]  # the selected candidates, built and judged
+    outcomes: Outcomes  # what would become of every node (published: would publish)
+    current: Mapping[str, Artifact]  # every cascade node's current version, by vid
+
+
+def preview(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    spec: RepairEventSpec,
+    *,
+    lam: float | None = None,
+    selector: Selector | None = None,
+) -> Preview:
+    """`plan`, then each selected successor built (`execution.build_dry`) and validated in
+    memory, and the publication closure decided as `publish` would decide it."""
+    with _gc_paused():
+        planned, reached = _planned(store, registry, config, spec, lam, selector)
+        family, selected = planned.family, planned.selected
+        built = execution.build_dry(store, registry, spec, family, selected)
+        attempts = tuple(validation.judge(registry, a) for a in built)
+        publishable, outcomes = publication.decide(family, selected, attempts)
+        outcomes.sets["published"] = sorted(a.candidate.uid for a in publishable)
+        current = execution.read_versions(store, [n.vid for n in reached.nodes])
+    return Preview(planned, reached.nodes, attempts, outcomes, current)
 
 
 def run(

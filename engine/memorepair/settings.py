@@ -87,6 +87,8 @@ class Settings(BaseSettings):
     state_dir: Path = Path(".memorepair")
     neo4j_version: str = Field(default="5.26.30", pattern=r"^\d+\.\d+\.\d+$")
     bolt_port: int = Field(default=7687, ge=1024, le=65535)
+    #: Neo4j Browser and the HTTP API, on 127.0.0.1 only (`neo4j start --browser`).
+    http_port: int = Field(default=7474, ge=1024, le=65535)
     heap: str = Field(default="2g", pattern=r"^\d+[mg]$")
     pagecache: str = Field(default="512m", pattern=r"^\d+[mg]$")
     local_auth: bool = True

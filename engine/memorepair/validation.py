@@ -26,7 +26,8 @@ RECORD_VALIDATION = queries.named("execution/record_validation")
 
 
 def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
-    """One staged successor with its verdict (execution stages it with the verdict)."""
+    """One successor with its verdict, written nowhere: execution stages it with the
+    verdict, and a plan judges its in-memory successors with exactly the same checks."""
     if attempt.successor is None or attempt.validated is not None:
         return attempt
     verdict = _verdict(registry, attempt)

@@ -52,6 +52,10 @@ def test_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
         "assert 'barrier/withdraw_cascade' in names;"
         "assert ls.pom_path().is_file();"
         "assert sample.path('memory.jsonl').is_file();"
+        "from memorepair.show import CascadeView, Node;"
+        "page = CascadeView('e', 'delete', 'plan', 'plan', '', "
+        "(Node('r', 1, 'record', None, True, 'root_deleted'),)).html();"
+        "assert 'outcome-root_deleted' in page and 'cascade-data' in page, page[:200];"
         "print(len(names))"
     )
     # The test's own interpreter has the dependencies; the wheel goes first on the path.
