@@ -14,7 +14,17 @@ from memorepair.sample.build import build
 from memorepair.settings import load_settings
 
 #: The only labels and relationship types any query may name (see docs/data-model.md).
-LABELS = {"Artifact", "Head", "Live", "Withdrawn", "Staged", "Superseded", "Removed", "RepairEvent"}
+LABELS = {
+    "Artifact",
+    "Head",
+    "Live",
+    "Withdrawn",
+    "Staged",
+    "Superseded",
+    "Removed",
+    "RepairEvent",
+    "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
+}
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 
 
