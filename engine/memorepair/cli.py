@@ -196,23 +196,26 @@ def neo4j_purge(force: bool, as_json: bool) -> None:
 
 
 def _purge_lines(report: dict[str, Any]) -> Iterator[str]:
+    filler = report["filler"]
     yield (
-        f"{report['erasing_events']} erasing events, {report['fingerprints']} fingerprints; "
-        f"filler {report['filler']['nodes']} nodes ({report['filler']['bytes'] / 2**20:.1f} MiB)"
-        f"; {report['seconds']}s"
-    )
-    yield f"transaction logs: {' '.join(report['tx_logs_before'])} -> " + " ".join(
-        report["tx_logs_after"]
+        f"{report['erasing_events']} erasing events ({report['fingerprints']} fingerprints); "
+        f"filler {filler['nodes']} nodes, {filler['bytes'] / 2**20:.1f} MiB; "
+        f"{report['seconds']}s"
     )
     for when in ("before", "after"):
-        scan = report[when]
-        found = scan["copies"]
+        state = report[when]
+        free = ", ".join(f"{k} {v}" for k, v in state["free_records"].items())
         yield (
-            f"{when}: {scan['files']} files ({scan['bytes'] / 2**20:.1f} MiB) scanned, "
-            + (f"erased text in {len(found)}" if found else "no erased text found")
+            f"{when}: {state['files']} files ({state['bytes'] / 2**20:.1f} MiB), "
+            f"transaction logs {' '.join(state['tx_logs'])}; free records: {free}; "
+            + (
+                f"erased text in {len(state['copies'])} files"
+                if state["copies"]
+                else "no erased text"
+            )
         )
-        for name, runs in sorted(found.items()):
-            yield f"  {'COPY' if when == 'after' else 'was'} in {name} ({runs} runs)"
+        for name, runs in sorted(state["copies"].items()):
+            yield f"  {'COPY in' if when == 'after' else 'was in'} {name} ({runs} runs)"
 
 
 # ---- schema and data --------------------------------------------------------------------

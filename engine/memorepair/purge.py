@@ -14,13 +14,13 @@ Community has no procedure to checkpoint (`db.checkpoint` is Enterprise) nor to 
 the log, and no offline store copy (`neo4j-admin database copy` is Enterprise; `dump` and
 `load` copy the files byte for byte, freed records included). So `purge`:
 
-1. stops the server (the shutdown checkpoint flushes every page; the store files then
-   show how many records each store has);
+1. stops the server (the shutdown checkpoint flushes every page), and counts the free
+   records of the property, string and array stores in their files (`neo4j_files`);
 2. starts it again and writes filler nodes: Neo4j hands out freed record ids before new
-   ones, so filler as large as the property, string and array stores overwrites every
-   freed record, and its volume rotates the transaction log past the erasure; then
-   deletes the filler, and writes on until the log files from before are ones the next
-   checkpoint deletes (`fill`);
+   ones (`internal.dbms.strictly_prioritize_id_freelist`, on by default), so filler for
+   as many records overwrites every freed one, and its volume rotates the transaction
+   log past the erasure; then deletes the filler, and writes on until the log files
+   from before are ones the next checkpoint deletes (`fill`);
 3. stops the server again: the checkpoint writes the overwritten pages and deletes every
    log file but the last, which holds only filler;
 4. starts it again if it was running.
@@ -36,9 +36,8 @@ to it (the purge overwrites those records all the same).
 from __future__ import annotations
 
 import math
-import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,6 +46,13 @@ from memorepair import queries
 from memorepair.erasure import Matcher
 from memorepair.errors import ConfigError, InputError
 from memorepair.local_server import TX_LOG_ROTATION_BYTES, LocalServer
+from memorepair.neo4j_files import (
+    DYNAMIC_HEADER,
+    PAGE,
+    PROPERTY_PER_PAGE,
+    FreeRecords,
+    text_runs,
+)
 from memorepair.settings import Settings
 from memorepair.store import Store
 
@@ -55,12 +61,9 @@ DELETE_FILLER = queries.named("purge/delete_filler")
 ERASURE_PRINTS = queries.named("purge/erasure_prints")
 OPEN_EVENTS = queries.named("purge/open_events")
 
-#: Record sizes of Neo4j 5's record formats (standard and aligned): a property record
-#: (header and four 8-byte blocks), and a string or array store record (header and
-#: 120 bytes of data).
-PROPERTY_RECORD = 41
-DYNAMIC_RECORD = 128
+#: Data bytes of a string or array store record, and such records to a page (`neo4j_files`).
 DYNAMIC_DATA = 120
+DYNAMIC_PER_PAGE = PAGE // (DYNAMIC_DATA + DYNAMIC_HEADER)
 #: Dynamic records per filler string or list: whole records only, since Neo4j writes a
 #: record's data and no more, so a part-filled record would keep old bytes after it.
 FILL_RECORDS = 8
@@ -78,23 +81,6 @@ def _quiet(message: str) -> None:
 
 
 # ---- how much filler -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class StoreSizes:
-    """Bytes of the stores that hold property values, read while the server is stopped."""
-
-    properties: int
-    strings: int
-    arrays: int
-
-    @classmethod
-    def of(cls, database_dir: Path) -> StoreSizes:
-        def size(suffix: str) -> int:
-            path = database_dir / f"neostore.propertystore.db{suffix}"
-            return path.stat().st_size if path.is_file() else 0
-
-        return cls(size(""), size(".strings"), size(".arrays"))
-
-
 @dataclass(frozen=True)
 class FillerPlan:
     """Filler nodes (one full property record each); the first `texts` carry a string and
@@ -120,19 +106,18 @@ class FillerPlan:
         return {**asdict(self), "bytes": self.bytes}
 
 
-def plan_filler(sizes: StoreSizes, rotation_bytes: int = TX_LOG_ROTATION_BYTES) -> FillerPlan:
-    """Enough filler to take every record a store may have freed (a store never has more
-    free records than records) and to write more log than one log file holds.
+def plan_filler(free: FreeRecords, rotation_bytes: int = TX_LOG_ROTATION_BYTES) -> FillerPlan:
+    """Filler for every free record of each store, a page's worth more, and more log
+    than one log file holds.
 
-    Freed records are reused first, so the filler overwrites all of them before the
-    stores grow; the stores may grow by up to their live size, space Neo4j reuses later.
+    Freed records are handed out first, so the filler lands on all of them before a store
+    grows; what a purge leaves free holds only filler, which the next purge overwrites
+    again, so repeated purges do not grow the stores.
     """
-    string_records = max(
-        math.ceil(sizes.strings / DYNAMIC_RECORD), math.ceil(rotation_bytes / DYNAMIC_DATA)
-    )
-    texts = math.ceil(string_records / FILL_RECORDS)
-    lists = math.ceil(math.ceil(sizes.arrays / DYNAMIC_RECORD) / FILL_RECORDS)
-    nodes = max(math.ceil(sizes.properties / PROPERTY_RECORD), texts, lists, 1)
+    strings = max(free.strings + DYNAMIC_PER_PAGE, math.ceil(rotation_bytes / DYNAMIC_DATA))
+    texts = math.ceil(strings / FILL_RECORDS)
+    lists = math.ceil((free.arrays + DYNAMIC_PER_PAGE) / FILL_RECORDS)
+    nodes = max(free.properties + PROPERTY_PER_PAGE, texts, lists)
     return FillerPlan(nodes=nodes, texts=texts, lists=lists)
 
 
@@ -186,15 +171,6 @@ def clear_filler(store: Store) -> int:
 
 
 # ---- looking for erased text in files ---------------------------------------------------------
-#: Printable UTF-8: ASCII text and well-formed multi-byte sequences, six or more in a row.
-_RUN = re.compile(
-    rb"(?:[\t\n\r\x20-\x7e]|[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}"
-    rb"|[\xf0-\xf4][\x80-\xbf]{3}){6,}"
-)
-CHUNK = 8 << 20
-OVERLAP = 64 << 10
-
-
 @dataclass(frozen=True)
 class FileScan:
     """Which files under the scanned folders quote erased text (by fingerprint)."""
@@ -205,24 +181,6 @@ class FileScan:
 
     def as_dict(self) -> dict[str, Any]:
         return {"files": self.files, "bytes": self.bytes, "copies": dict(self.copies)}
-
-
-def text_runs(path: Path) -> Iterator[str]:
-    """The printable UTF-8 runs of a file, read in overlapping chunks (a run is counted in
-    the chunk it starts in)."""
-    with open(path, "rb") as handle:
-        base = 0
-        while True:
-            handle.seek(base)
-            blob = handle.read(CHUNK + OVERLAP)
-            if not blob:
-                return
-            for match in _RUN.finditer(blob):
-                if match.start() < CHUNK:
-                    yield match.group().decode("utf-8", errors="replace")
-            if len(blob) <= CHUNK:
-                return
-            base += CHUNK
 
 
 def scan_files(roots: Iterable[Path], matcher: Matcher) -> FileScan:
@@ -244,19 +202,29 @@ def scan_files(roots: Iterable[Path], matcher: Matcher) -> FileScan:
 
 # ---- the purge ------------------------------------------------------------------------------
 @dataclass(frozen=True)
+class DiskState:
+    """What a stopped server's files hold: erased text by file, log files, free records."""
+
+    scan: FileScan
+    tx_logs: list[str]
+    free: FreeRecords
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.scan.as_dict(), "tx_logs": self.tx_logs, "free_records": asdict(self.free)}
+
+
+@dataclass(frozen=True)
 class PurgeReport:
     erasing_events: int
     fingerprints: int
-    before: FileScan
-    after: FileScan
+    before: DiskState
+    after: DiskState
     filler: FillerPlan
-    tx_logs_before: list[str]
-    tx_logs_after: list[str]
     seconds: float
 
     @property
     def ok(self) -> bool:
-        return not self.after.copies
+        return not self.after.scan.copies
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -265,8 +233,6 @@ class PurgeReport:
             "before": self.before.as_dict(),
             "after": self.after.as_dict(),
             "filler": self.filler.as_dict(),
-            "tx_logs_before": self.tx_logs_before,
-            "tx_logs_after": self.tx_logs_after,
             "seconds": round(self.seconds, 1),
             "ok": self.ok,
         }
@@ -288,13 +254,14 @@ def purge(settings: Settings, *, force: bool = False, say: Say = _quiet) -> Purg
         events = _prepare(settings, force)
         matcher = Matcher.of(p for event in events for p in event["prints"])
         server.stop(progress=say)
-        before, logs_before, plan = _measure(server, settings, matcher)
+        before = _measure(server, settings, matcher)
+        plan = plan_filler(before.free)
         say(f"writing filler: {plan.nodes} nodes, {plan.bytes / 2**20:.1f} MiB")
         server.start(say)
         with Store.connect(settings) as store:
             fill(store, plan, server.database_dirs(settings.neo4j_database)[1], say)
         server.stop(progress=say)
-        after, logs_after, _ = _measure(server, settings, matcher)
+        after = _measure(server, settings, matcher)
     finally:
         _leave_as_found(server, was_running, say)
     return PurgeReport(
@@ -303,8 +270,6 @@ def purge(settings: Settings, *, force: bool = False, say: Say = _quiet) -> Purg
         before=before,
         after=after,
         filler=plan,
-        tx_logs_before=logs_before,
-        tx_logs_after=logs_after,
         seconds=time.monotonic() - started,
     )
 
@@ -332,11 +297,11 @@ def _prepare(settings: Settings, force: bool) -> list[dict[str, Any]]:
         return store.read(ERASURE_PRINTS)
 
 
-def _measure(
-    server: LocalServer, settings: Settings, matcher: Matcher
-) -> tuple[FileScan, list[str], FillerPlan]:
-    """With the server stopped: the files' scan, the log files, the filler they call for."""
+def _measure(server: LocalServer, settings: Settings, matcher: Matcher) -> DiskState:
+    """With the server stopped: erased text in its files, its log files, free records."""
     database, logs = server.database_dirs(settings.neo4j_database)
-    scan = scan_files([server.home / "data", server.home / "logs"], matcher)
-    names = sorted(p.name for p in logs.glob("neostore.transaction.db.*"))
-    return scan, names, plan_filler(StoreSizes.of(database))
+    return DiskState(
+        scan=scan_files([server.home / "data", server.home / "logs"], matcher),
+        tx_logs=sorted(p.name for p in logs.glob("neostore.transaction.db.*")),
+        free=FreeRecords.of(database),
+    )

@@ -114,9 +114,11 @@ def test_purge_removes_the_erased_bytes_from_every_file(
     report = purge_local_server(settings)
 
     assert report.erasing_events == 1 and report.fingerprints > 0
-    assert report.before.copies, "the fingerprint scan found nothing before the purge"
-    assert report.after.copies == {} and report.ok
-    assert not set(report.tx_logs_before) & set(report.tx_logs_after)  # rotated and pruned
+    before, after = report.before, report.after
+    assert before.scan.copies, "the fingerprint scan found nothing before the purge"
+    assert before.free.strings >= 2  # the deleted texts' records, freed but not cleared
+    assert after.scan.copies == {} and report.ok
+    assert not set(before.tx_logs) & set(after.tx_logs)  # rotated out and deleted
     assert server.status().running  # left as found
     assert files_holding(server, ERASED_BYTES + packed) == {}
     kept = files_holding(server, [KEPT.encode()])  # the search does read the store files
@@ -132,11 +134,3 @@ def test_purge_removes_the_erased_bytes_from_every_file(
             "MATCH (f:PurgeFiller) RETURN count(f) AS n"
         ).records
         assert fillers[0]["n"] == 0
-
-
-def test_purge_refuses_a_remote_server(neo4j_settings: Settings) -> None:
-    from memorepair.errors import ConfigError
-
-    remote = neo4j_settings.model_copy(update={"neo4j_uri": "neo4j+s://example.invalid"})
-    with pytest.raises(ConfigError, match="local server only"):
-        purge_local_server(remote)
