@@ -5,8 +5,8 @@
 // list, or integers in their place) and its `fill_text`/`fill_list` fill whole
 // 120-byte dynamic records, so every byte of a reused record is overwritten.
 // mode: write
-// params: $first, $last, $texts, $lists, $text, $item
-UNWIND range($first, $last) AS i
+// params: $from_id, $to_id, $texts, $lists, $text, $item
+UNWIND range($from_id, $to_id) AS i
 CREATE (:PurgeFiller {
   fill_id: i,
   fill_zero: 0,

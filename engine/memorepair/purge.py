@@ -153,8 +153,8 @@ def last_log_version(logs_dir: Path) -> int:
 def _create(store: Store, plan: FillerPlan, first: int, last: int) -> None:
     store.write(
         CREATE_FILLER,
-        first=first,
-        last=last,
+        from_id=first,
+        to_id=last,
         texts=plan.texts,
         lists=plan.lists,
         text=plan.text,
@@ -165,7 +165,7 @@ def _create(store: Store, plan: FillerPlan, first: int, last: int) -> None:
 def clear_filler(store: Store) -> int:
     """Delete filler nodes (also those a purge cut short left behind)."""
     deleted = 0
-    while batch := store.write(DELETE_FILLER, batch=FILL_BATCH)[0]["deleted"]:
+    while batch := store.write(DELETE_FILLER, limit=FILL_BATCH)[0]["deleted"]:
         deleted += batch
     return deleted
 

@@ -22,7 +22,17 @@ from memorepair.local_server import LocalServer
 from memorepair.settings import Settings
 
 ENGINE = ROOT / "engine" / "memorepair"
-LABELS = {"Artifact", "Head", "Live", "Withdrawn", "Staged", "Superseded", "Removed", "RepairEvent"}
+LABELS = {
+    "Artifact",
+    "Head",
+    "Live",
+    "Withdrawn",
+    "Staged",
+    "Superseded",
+    "Removed",
+    "RepairEvent",
+    "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
+}
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 #: Store and transaction methods whose first argument is a query.
 QUERY_METHODS = {"read", "write", "autocommit", "run", "read_batches", "read_capped", "explain"}
