@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair import audit, embedding, events, queries, recording, repair, show
+from memorepair import audit, embedding, events, purge, queries, recording, repair, show
 from memorepair.codec import artifact_from_row
 from memorepair.errors import (
     EmbeddingError,
@@ -470,6 +470,18 @@ def update_id(uid: str) -> str:
     """A fresh event id for an update: readable, unique, and a valid event id."""
     readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
     return f"update-{readable}-{uuid.uuid4().hex[:12]}"
+
+
+def purge_local_server(
+    settings: Settings | None = None,
+    *,
+    force: bool = False,
+    progress: Callable[[str], None] = lambda _: None,
+) -> purge.PurgeReport:
+    """Make the local server's data directory lose the bytes that erasures freed: filler
+    over freed store records, transaction logs rotated and pruned, two restarts
+    (docs/erasure.md). Refuses while a repair event is open, unless `force`."""
+    return purge.purge(settings or load_settings(), force=force, say=progress)
 
 
 def open_store(

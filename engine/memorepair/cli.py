@@ -320,6 +320,52 @@ def neo4j_status(as_json: bool) -> None:
         sys.exit(3)
 
 
+@neo4j.command("purge")
+@click.option("--force", is_flag=True, help="Purge even while repair events are open.")
+@JSON_OPTION
+def neo4j_purge(force: bool, as_json: bool) -> None:
+    """Make erased text leave the data directory's files (restarts the server twice).
+
+    Neo4j keeps bytes the graph no longer holds: in transaction logs until they are rotated
+    out and a checkpoint passes them, and in freed store records until they are reused.
+    This writes filler that Neo4j puts on the freed records and that rotates the log,
+    deletes it, and lets a clean stop checkpoint and delete the old logs. It scans every
+    file under data/ and logs/ for the erasing events' fingerprints before and after;
+    exit 4 if erased text is still found. Local server only (docs/erasure.md).
+    """
+    from memorepair.api import purge_local_server
+
+    report = purge_local_server(
+        _settings(), force=force, progress=lambda m: click.echo(m, err=True)
+    )
+    _emit(report.as_dict(), as_json, lambda: _lines(_purge_lines(report.as_dict())))
+    if not report.ok:
+        sys.exit(4)
+
+
+def _purge_lines(report: dict[str, Any]) -> Iterator[str]:
+    filler = report["filler"]
+    yield (
+        f"{report['erasing_events']} erasing events ({report['fingerprints']} fingerprints); "
+        f"filler {filler['nodes']} nodes, {filler['bytes'] / 2**20:.1f} MiB; "
+        f"{report['seconds']}s"
+    )
+    for when in ("before", "after"):
+        state = report[when]
+        free = ", ".join(f"{k} {v}" for k, v in state["free_records"].items())
+        yield (
+            f"{when}: {state['files']} files ({state['bytes'] / 2**20:.1f} MiB), "
+            f"transaction logs {' '.join(state['tx_logs'])}; free records: {free}; "
+            + (
+                f"erased text in {len(state['copies'])} files"
+                if state["copies"]
+                else "no erased text"
+            )
+        )
+        for name, runs in sorted(state["copies"].items()):
+            yield f"  {'COPY in' if when == 'after' else 'was in'} {name} ({runs} runs)"
+
+
 # ---- schema and data --------------------------------------------------------------------
 @cli.group()
 def schema() -> None:

@@ -72,6 +72,11 @@ JVM_FLAGS = [
     "--enable-native-access=ALL-UNNAMED",
 ]
 
+#: Transaction-log file size: small, so that erased bytes leave the logs soon (a file is
+#: deleted only once rotated out and passed by a checkpoint) and `neo4j purge` needs
+#: little filler to rotate (docs/erasure.md).
+TX_LOG_ROTATION_BYTES = 1 << 20
+
 _BOLT_MAGIC = bytes.fromhex("6060B017")
 #: Offer Bolt 5.x and 4.4; any non-zero answer means the connector is up.
 _BOLT_VERSIONS = bytes.fromhex("00080805000004040000000000000000")
@@ -371,10 +376,18 @@ class LocalServer:
             f"dbms.security.auth_enabled={'true' if s.local_auth else 'false'}",
             "dbms.usage_report.enabled=false",
             "db.tx_log.preallocate=false",
-            "db.tx_log.rotation.retention_policy=2 files",
+            # Keep no log file beyond the last and those recovery needs: an erased text's
+            # before-image leaves with its file (docs/erasure.md).
+            "db.tx_log.rotation.retention_policy=keep_none",
+            f"db.tx_log.rotation.size={TX_LOG_ROTATION_BYTES // 1024}k",
             "db.logs.query.enabled=OFF",
         ]
         write_private(self.conf_dir / "neo4j.conf", "\n".join(lines) + "\n")
+
+    def database_dirs(self, database: str) -> tuple[Path, Path]:
+        """A database's store folder and transaction-log folder (what a purge measures)."""
+        data = self.home / "data"
+        return data / "databases" / database, data / "transactions" / database
 
     def _set_initial_password(self, java: str) -> None:
         """Only effective before the first start; afterwards the stored password rules.

@@ -32,6 +32,7 @@ LABELS = {
     "Removed",
     "RepairEvent",
     "EmbeddingSpace",
+    "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 #: Store and transaction methods whose first argument is a query.

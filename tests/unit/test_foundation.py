@@ -24,6 +24,7 @@ LABELS = {
     "Removed",
     "RepairEvent",
     "EmbeddingSpace",
+    "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 
