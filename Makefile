@@ -12,10 +12,10 @@ MR     := $(BIN)/memorepair
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,mcp,langgraph,integrations-test]'
 	touch $(STAMP)
 
-setup: $(STAMP) ## virtualenv with the package (editable) and the dev tools
+setup: $(STAMP) ## virtualenv with the package (editable), the dev tools and the integrations' extras
 
 neo4j-start: $(STAMP) ## start the local Neo4j (fetches the jars with Maven on first use)
 	$(MR) neo4j start

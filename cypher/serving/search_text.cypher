@@ -4,7 +4,7 @@
 // (`Live`) that pass the exact filters, best first: the caller widens `$fetch` until
 // `$k` pass or Lucene has nothing more (`returned` < `$fetch`).
 // mode: read
-// params: $ns, $lucene, $fetch, $k, $kinds, $meta, $since, $until
+// params: $ns, $lucene, $fetch, $k, $kinds, $meta, $since, $until, $prefix
 CALL db.index.fulltext.queryNodes('artifact_search', $lucene, {limit: $fetch})
   YIELD node, score
 WITH collect([node, score]) AS found
@@ -14,6 +14,7 @@ CALL (found) {
   WHERE a:Live AND a.ns = $ns
     AND ($kinds IS NULL OR a.kind IN $kinds)
     AND all(term IN $meta WHERE term IN coalesce(a.meta_terms, []))
+    AND ($prefix IS NULL OR a.uid STARTS WITH $prefix)
     AND ($since IS NULL OR coalesce(a.published_at, a.created_at) >= $since)
     AND ($until IS NULL OR coalesce(a.published_at, a.created_at) < $until)
   WITH a, score

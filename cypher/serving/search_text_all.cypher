@@ -1,12 +1,13 @@
 // Full-text search, the exhaustive fallback: every current version matching $lucene (no
 // bound), then the served ones that pass the exact filters, best first.
 // mode: read
-// params: $ns, $lucene, $k, $kinds, $meta, $since, $until
+// params: $ns, $lucene, $k, $kinds, $meta, $since, $until, $prefix
 CALL db.index.fulltext.queryNodes('artifact_search', $lucene) YIELD node AS a, score
 WITH a, score
 WHERE a:Live AND a.ns = $ns
   AND ($kinds IS NULL OR a.kind IN $kinds)
   AND all(term IN $meta WHERE term IN coalesce(a.meta_terms, []))
+  AND ($prefix IS NULL OR a.uid STARTS WITH $prefix)
   AND ($since IS NULL OR coalesce(a.published_at, a.created_at) >= $since)
   AND ($until IS NULL OR coalesce(a.published_at, a.created_at) < $until)
 WITH a, score

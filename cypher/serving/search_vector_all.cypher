@@ -3,11 +3,12 @@
 // when the index path could not find `$k` served hits in its bounded widening rounds,
 // so the answer is complete even when almost nothing passes.
 // mode: read
-// params: $ns, $vector, $model, $k, $kinds, $meta, $since, $until
+// params: $ns, $vector, $model, $k, $kinds, $meta, $since, $until, $prefix
 MATCH (a:Artifact {ns: $ns})
 WHERE a:Live AND a.embedding_model = $model
   AND ($kinds IS NULL OR a.kind IN $kinds)
   AND all(term IN $meta WHERE term IN coalesce(a.meta_terms, []))
+  AND ($prefix IS NULL OR a.uid STARTS WITH $prefix)
   AND ($since IS NULL OR coalesce(a.published_at, a.created_at) >= $since)
   AND ($until IS NULL OR coalesce(a.published_at, a.created_at) < $until)
 WITH a, vector.similarity.cosine(a.embedding, $vector) AS score

@@ -3,10 +3,11 @@
 // index ranks before it filters, so the caller widens `$fetch` until `$k` hits pass or
 // the index has nothing more (`returned` < `$fetch`). Vectors of another model never
 // compare (`embedding_model`); the space row lets the caller refuse such a query.
-// Filters: $kinds (null: any), $meta (`key=value` terms, all required), $since/$until
+// Filters: $kinds (null: any), $meta (`key=value` terms, all required), $prefix (the
+// uid starts with it; null: any), $since/$until
 // (the version's publication time, else its creation time; half-open).
 // mode: read
-// params: $ns, $vector, $model, $fetch, $k, $kinds, $meta, $since, $until
+// params: $ns, $vector, $model, $fetch, $k, $kinds, $meta, $since, $until, $prefix
 CALL db.index.vector.queryNodes('artifact_embedding', $fetch, $vector) YIELD node, score
 WITH collect([node, score]) AS found
 CALL (found) {
@@ -15,6 +16,7 @@ CALL (found) {
   WHERE a:Live AND a.ns = $ns AND a.embedding_model = $model
     AND ($kinds IS NULL OR a.kind IN $kinds)
     AND all(term IN $meta WHERE term IN coalesce(a.meta_terms, []))
+    AND ($prefix IS NULL OR a.uid STARTS WITH $prefix)
     AND ($since IS NULL OR coalesce(a.published_at, a.created_at) >= $since)
     AND ($until IS NULL OR coalesce(a.published_at, a.created_at) < $until)
   WITH a, score

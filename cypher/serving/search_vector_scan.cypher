@@ -5,7 +5,7 @@
 // (`vector.similarity.cosine`). When `returned` reaches `$cap` nothing is scored and the
 // caller takes the index path instead.
 // mode: read
-// params: $ns, $filter, $cap, $vector, $model, $k, $kinds, $meta, $since, $until
+// params: $ns, $filter, $cap, $vector, $model, $k, $kinds, $meta, $since, $until, $prefix
 CALL db.index.fulltext.queryNodes('artifact_search', $filter, {limit: $cap}) YIELD node
 WITH collect(node) AS found
 CALL (found) {
@@ -14,6 +14,7 @@ CALL (found) {
   WHERE a:Live AND a.ns = $ns AND a.embedding_model = $model
     AND ($kinds IS NULL OR a.kind IN $kinds)
     AND all(term IN $meta WHERE term IN coalesce(a.meta_terms, []))
+    AND ($prefix IS NULL OR a.uid STARTS WITH $prefix)
     AND ($since IS NULL OR coalesce(a.published_at, a.created_at) >= $since)
     AND ($until IS NULL OR coalesce(a.published_at, a.created_at) < $until)
   WITH a, vector.similarity.cosine(a.embedding, $vector) AS score

@@ -21,17 +21,29 @@ import os
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
-from memorepair import audit, embedding, events, purge, queries, recording, repair, show
+from memorepair import (
+    audit,
+    embedding,
+    events,
+    purge,
+    queries,
+    recording,
+    repair,
+    show,
+    toolschema,
+)
 from memorepair.codec import artifact_from_row
 from memorepair.errors import (
     EmbeddingError,
     InputError,
     UnknownArtifactError,
     describe_validation,
+    some,
 )
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event
@@ -62,12 +74,24 @@ RETRIEVE = queries.named("serving/retrieve")
 RETRIEVE_RELATED = queries.named("serving/retrieve_related")
 RETRIEVE_UID = queries.named("serving/retrieve_uid")
 GET_SPACE = queries.named("serving/get_space")
+READ_SERVED = queries.named("serving/read_served")
+LIST_SERVED = queries.named("serving/list_served")
+LIST_PATHS = queries.named("serving/list_paths")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 
 
 def _quiet(step: str, done: int, total: int) -> None:
     """The default progress: nothing."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """A served version with its uid's times: first recorded, and this version published."""
+
+    artifact: Artifact
+    created_at: datetime
+    updated_at: datetime
 
 
 class MemoryStore:
@@ -86,14 +110,27 @@ class MemoryStore:
         #: What every repair, resume and plan of this store runs with (built once).
         self.config = config or RepairConfig.from_settings(store.settings)
         self._searcher = searching.Searcher(store)
+        self._owns_store = True
 
     @property
     def settings(self) -> Settings:
         return self.store.settings
 
+    def namespace(self, ns: str) -> MemoryStore:
+        """Another namespace over the same connection, operators and configuration (a
+        server answering for several namespaces keeps one driver). Closing it leaves the
+        connection open: this store owns it."""
+        if ns == self.ns:
+            return self
+        _check_namespace(ns)
+        sibling = MemoryStore(self.store, ns, self.registry, self.config)
+        sibling._owns_store = False
+        return sibling
+
     def close(self) -> None:
         self._searcher.close()
-        self.store.close()
+        if self._owns_store:
+            self.store.close()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -313,28 +350,148 @@ class MemoryStore:
         """
         if content is None and meta is None and inputs is None:
             raise InputError(f"update of {uid!r}: give content, meta or inputs to change")
+        change = {"uid": uid, "content": content, "meta": meta, "inputs": inputs}
+        return self.correct(
+            [change],
+            reason=reason or f"update of {uid}",
+            event_id=event_id or update_id(uid),
+            erase=erase,
+            progress=progress,
+        )
+
+    def correct(
+        self,
+        changes: Sequence[Mapping[str, Any]],
+        *,
+        reason: str = "",
+        event_id: str | None = None,
+        erase: bool = False,
+        progress: Progress = _quiet,
+    ) -> RepairReport:
+        """Correct several served artifacts in one `correct` event (one barrier).
+
+        Each change is `{"uid", "content"?, "meta"?, "inputs"?}`; what it leaves out is
+        kept from the served version, as in `update`.
+        """
+        if not changes:
+            raise InputError("correct: give at least one change ({'uid': ..., 'content': ...})")
+        replacements = [self._replacement(change) for change in changes]
+        uids = [r["replaces"] for r in replacements]
+        spec = {
+            "id": event_id or event_id_for("correct", uids[0]),
+            "type": "correct",
+            "roots": uids,
+            "reason": reason or f"correction of {', '.join(uids[:3])}",
+            "replacements": replacements,
+            "erase": erase,
+        }
+        return self.repair(spec, progress=progress)
+
+    def _replacement(self, change: Mapping[str, Any]) -> dict[str, Any]:
+        uid = change.get("uid")
+        if not isinstance(uid, str):
+            raise InputError(f"a change needs a string 'uid', got {change!r:.120}")
+        stray = sorted(set(change) - {"uid", "content", "meta", "inputs"})
+        if stray:
+            raise InputError(
+                f"change of {uid!r}: unknown fields {stray} (uid, content, meta, inputs)"
+            )
         served = self.retrieve(uid=uid)
         if not served:
             raise UnknownArtifactError(
                 f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
                 f"`memorepair audit lineage {uid}`: it is withdrawn, deleted or unknown)"
             )
-        replacement: dict[str, Any] = {"replaces": uid, "content": content}
-        if content is None:
-            replacement["content"] = served[0].content
-        if meta is not None:
-            replacement["meta"] = dict(meta)
-        if inputs is not None:
-            replacement["inputs"] = list(inputs)
+        content = change.get("content")
+        replacement: dict[str, Any] = {
+            "replaces": uid,
+            "content": served[0].content if content is None else content,
+        }
+        if change.get("meta") is not None:
+            replacement["meta"] = dict(change["meta"])
+        if change.get("inputs") is not None:
+            replacement["inputs"] = list(change["inputs"])
+        return replacement
+
+    def forget(
+        self,
+        uids: str | Sequence[str],
+        *,
+        reason: str = "",
+        event_id: str | None = None,
+        progress: Progress = _quiet,
+    ) -> RepairReport:
+        """Delete artifacts as one `delete` event: their cascade is withdrawn at once,
+        what retained support can rebuild is republished, and their text is erased."""
+        roots = [uids] if isinstance(uids, str) else list(uids)
+        if not roots:
+            raise InputError("forget: name at least one uid")
+        unknown = [uid for uid in roots if not self.lineage(uid, missing_ok=True)]
+        if unknown:  # refused before an event exists (a withdrawn uid can be forgotten)
+            raise UnknownArtifactError(
+                f"forget: {some(unknown, 'uid')} never recorded in namespace {self.ns!r}"
+            )
         spec = {
-            "id": event_id or update_id(uid),
-            "type": "correct",
-            "roots": [uid],
-            "reason": reason or f"update of {uid}",
-            "replacements": [replacement],
-            "erase": erase,
+            "id": event_id or event_id_for("forget", roots[0]),
+            "type": "delete",
+            "roots": roots,
+            "reason": reason or f"forget {', '.join(roots[:3])}",
         }
         return self.repair(spec, progress=progress)
+
+    def record_interface(self, tool: str, schema: Any, *, uid: str | None = None) -> dict[str, Any]:
+        """Record a tool's interface (its schema) as an artifact, `tool:<name>` unless
+        `uid` is given: what is derived from its calls lists it as an input, so a later
+        `tool_migration` withdraws and repairs exactly that."""
+        migration = toolschema.migration(tool, None, schema)
+        interface = migration.interface.model_dump(mode="json")
+        return self.record(
+            {
+                "uid": uid or f"tool:{tool}",
+                "kind": "record",
+                "content": json.dumps(interface, sort_keys=True),
+                "meta": {"tool": tool, "interface": interface},
+            }
+        )
+
+    def tool_migration(
+        self,
+        tool: str,
+        new_schema: Any,
+        *,
+        old_schema: Any = None,
+        roots: Sequence[str] | None = None,
+        renames: Mapping[str, str] | None = None,
+        param_renames: Mapping[str, Mapping[str, str]] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+    ) -> tuple[RepairEventSpec, toolschema.Migration]:
+        """The `migrate` event for `tool` changing to `new_schema`, and how its maps were
+        found: the old schema defaults to the served interface artifact's, the roots to
+        every served interface artifact of the tool, the maps to what the two schemas
+        show unambiguously. Run it with `repair` (or look first with `plan`)."""
+        interfaces = [a for a in self.retrieve(text=tool, limit=10_000) if _interface_of(a, tool)]
+        root_uids = list(roots) if roots else [a.uid for a in interfaces]
+        if not root_uids:
+            raise UnknownArtifactError(
+                f"tool {tool!r} has no served interface artifact in namespace {self.ns!r}: "
+                "record one first (record_interface / MCP tool_register) or name the roots"
+            )
+        if old_schema is None:
+            old_schema = next((a.meta["interface"] for a in interfaces if a.uid in root_uids), None)
+        migration = toolschema.migration(
+            tool, old_schema, new_schema, renames=renames, param_renames=param_renames
+        )
+        spec = self.event(
+            {
+                "id": event_id or event_id_for("migrate", tool),
+                "type": "migrate",
+                "roots": root_uids,
+                "reason": reason or f"tool {tool} changed its interface",
+                "interface": migration.interface.model_dump(mode="json"),
+            }
+        )
+        return spec, migration
 
     def report(self, event_id: str) -> RepairReport:
         return events.report_of(self.store, self.ns, event_id)
@@ -373,11 +530,13 @@ class MemoryStore:
         until: datetime | str | None = None,
         mode: searching.Mode = "hybrid",
         related: bool = False,
+        uid_prefix: str | None = None,
     ) -> list[searching.Hit]:
         """The k best served matches by meaning (`vector`), words (`text`) or both fused
         (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
         version. Each hit names the `uid@version` it ranked; `related=True` appends the
-        served RELATED neighbours of the hits. `retrieve` stays for uid and substring reads.
+        served RELATED neighbours of the hits. `uid_prefix` keeps uids that start with it
+        (exactly, in every path). `retrieve` stays for uid and substring reads.
         """
         f = searching.filters(
             self.ns,
@@ -386,8 +545,29 @@ class MemoryStore:
             since=since,
             until=until,
             searchable=self.settings.search_meta_fields,
+            prefix=uid_prefix,
         )
         return self._searcher.search(query, k, f, mode, related)
+
+    def served(self, uids: Sequence[str]) -> dict[str, Served]:
+        """The served version of each uid that has one, with its uid's times (one read)."""
+        keys = [artifact_key(self.ns, uid) for uid in dict.fromkeys(uids)]
+        rows = self.store.read(READ_SERVED, keys=keys) if keys else []
+        return {(s := _served(row)).artifact.uid: s for row in rows}
+
+    def list_served(self, *, uid_prefix: str = "", skip: int = 0, limit: int = 100) -> list[Served]:
+        """Served versions whose uid starts with `uid_prefix`, most recently published
+        first, one page (`skip`, `limit`)."""
+        if skip < 0 or not 1 <= limit <= 10_000:
+            raise InputError(f"skip must be >= 0 and limit in [1, 10000], got {skip}, {limit}")
+        rows = self.store.read(LIST_SERVED, ns=self.ns, prefix=uid_prefix, skip=skip, limit=limit)
+        return [_served(row) for row in rows]
+
+    def served_paths(self, uid_prefix: str = "") -> list[list[str]]:
+        """The distinct '/'-separated paths above the served uids starting with `uid_prefix`
+        (`a/b/key` lies under `[a, b]`)."""
+        rows = self.store.read(LIST_PATHS, ns=self.ns, prefix=uid_prefix)
+        return [list(row["path"]) for row in rows]
 
     def reindex(
         self, *, force: bool = False, progress: Callable[[int, int], None] = lambda d, t: None
@@ -440,8 +620,15 @@ class MemoryStore:
         record, rows = audit.event_cascade(self.store, self.ns, event_id)
         return show.from_audit(record, rows)
 
-    def lineage(self, uid: str) -> list[dict[str, Any]]:
-        return audit.lineage(self.store, self.ns, uid)
+    def lineage(self, uid: str, *, missing_ok: bool = False) -> list[dict[str, Any]]:
+        """Every version of `uid`, oldest first; an unknown uid is an error unless
+        `missing_ok` (then [])."""
+        try:
+            return audit.lineage(self.store, self.ns, uid)
+        except InputError:
+            if missing_ok:
+                return []
+            raise
 
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
@@ -468,8 +655,55 @@ class MemoryStore:
 
 def update_id(uid: str) -> str:
     """A fresh event id for an update: readable, unique, and a valid event id."""
+    return event_id_for("update", uid)
+
+
+def event_id_for(verb: str, uid: str) -> str:
+    """A fresh event id naming what it does to which uid: readable, unique, valid."""
     readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
-    return f"update-{readable}-{uuid.uuid4().hex[:12]}"
+    return f"{verb}-{readable}-{uuid.uuid4().hex[:12]}"
+
+
+#: Outcomes that leave an artifact withdrawn after a completed repair (CLI exit 5).
+STRANDED = ("failed", "blocked", "input_withdrawn")
+
+
+def stranded(report: RepairReport) -> list[dict[str, str]]:
+    """What a completed repair left withdrawn without repairing it, and why: until a
+    `retry` (once the cause is fixed) or a new event, none of it is served."""
+    return [
+        {"uid": uid, "outcome": outcome, "detail": report.details.get(uid, "")}
+        for outcome in STRANDED
+        for uid in report.outcomes.get(outcome, [])
+    ]
+
+
+def _interface_of(artifact: Artifact, tool: str) -> bool:
+    return artifact.meta.get("tool") == tool and isinstance(artifact.meta.get("interface"), dict)
+
+
+def _served(row: Mapping[str, Any]) -> Served:
+    return Served(
+        artifact_from_row({**row["artifact"]}, "Live"),
+        _native(row["created_at"]),
+        _native(row["updated_at"]),
+    )
+
+
+def _native(value: Any) -> datetime:
+    """A Neo4j DateTime as a Python datetime (the driver's own type otherwise)."""
+    native = value.to_native() if hasattr(value, "to_native") else value
+    if not isinstance(native, datetime):
+        raise TypeError(f"expected a datetime, got {type(value).__name__}")
+    return native
+
+
+def _check_namespace(namespace: str) -> None:
+    if not re.fullmatch(NS_PATTERN, namespace):
+        raise InputError(
+            f"namespace {namespace!r} is not valid: letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit, at most 64 characters"
+        )
 
 
 def purge_local_server(
@@ -490,11 +724,7 @@ def open_store(
     """Connect to the configured Neo4j (or the local server) for one namespace."""
     resolved = settings or load_settings(**overrides)
     namespace = ns or resolved.namespace
-    if not re.fullmatch(NS_PATTERN, namespace):
-        raise InputError(
-            f"namespace {namespace!r} is not valid: letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit, at most 64 characters"
-        )
+    _check_namespace(namespace)
     store = Store.connect(resolved)
     registry = build_registry(OperatorConfig.from_settings(resolved))
     if resolved.sample_tools:

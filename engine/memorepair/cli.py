@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from memorepair.errors import InputError, MemoRepairError
+from memorepair.errors import ConfigError, InputError, MemoRepairError
 from memorepair.recording import OnStale
 from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
@@ -1164,6 +1164,28 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
     )
     if rows:
         sys.exit(4)
+
+
+# ---- agents ------------------------------------------------------------------------------
+@cli.command("mcp")
+@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.pass_context
+def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
+    """Serve the memory to MCP clients: stdio, or --http at http://127.0.0.1:PORT/mcp.
+
+    Tools: memory_search, memory_get, memory_record, memory_update, memory_forget,
+    memory_correct, tool_register, tool_migrated, repair_plan, repair_status,
+    memory_lineage, audit_check; each takes a namespace (default --ns). Needs the mcp
+    extra (pip install 'memorepair[mcp]'). docs/agents.md shows an agent using it.
+    """
+    try:
+        from memorepair.integrations import mcp as server
+    except ImportError as exc:
+        raise ConfigError(
+            f"`memorepair mcp` needs the mcp extra ({exc}): pip install 'memorepair[mcp]'"
+        ) from exc
+    server.serve(_settings(), ns=ctx.obj.get("ns"), http=http, port=port)
 
 
 # ---- the demo ----------------------------------------------------------------------------

@@ -66,7 +66,18 @@ def dummy(param: str) -> Any:
         return []
     if param in ("figures", "spec_map"):
         return {}
-    if param in ("limit", "fetch", "k", "cap", "dimension", "from_id", "to_id", "texts", "lists"):
+    if param in (
+        "limit",
+        "fetch",
+        "k",
+        "cap",
+        "dimension",
+        "from_id",
+        "to_id",
+        "texts",
+        "lists",
+        "skip",
+    ):
         return 1
     if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
         return ["x"]

@@ -111,6 +111,8 @@ class Filters:
     meta: tuple[str, ...] = ()
     since: datetime | None = None
     until: datetime | None = None
+    #: Only uids starting with this (the LangGraph store's namespace paths).
+    prefix: str | None = None
 
     def params(self) -> dict[str, Any]:
         return {
@@ -119,12 +121,13 @@ class Filters:
             "meta": list(self.meta),
             "since": self.since,
             "until": self.until,
+            "prefix": self.prefix,
         }
 
     @property
     def narrowed(self) -> bool:
         """Anything beyond the namespace: the filtered set may be small."""
-        return bool(self.kinds or self.meta or self.since or self.until)
+        return bool(self.kinds or self.meta or self.since or self.until or self.prefix)
 
 
 @dataclass
@@ -144,6 +147,7 @@ def filters(
     since: datetime | str | None,
     until: datetime | str | None,
     searchable: Sequence[str],
+    prefix: str | None = None,
 ) -> Filters:
     """Validated filters; a meta field settings do not make searchable is refused."""
     if kinds is not None:
@@ -167,6 +171,7 @@ def filters(
         tuple(sorted(set(terms))),
         _instant("since", since),
         _instant("until", until),
+        prefix or None,
     )
 
 

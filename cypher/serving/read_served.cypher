@@ -1,0 +1,12 @@
+// The served version of each uid asked (nothing for a uid with none), with when the uid
+// was first recorded and when its served version was published (adapters that show item
+// times: the LangGraph store's `created_at` / `updated_at`).
+// mode: read
+// params: $keys
+UNWIND $keys AS key
+MATCH (a:Head {key: key})
+WHERE a:Live
+OPTIONAL MATCH (first:Artifact {key: key, version: 1})
+RETURN a {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+       coalesce(first.created_at, a.created_at) AS created_at,
+       coalesce(a.published_at, a.created_at) AS updated_at

@@ -1,0 +1,459 @@
+"""MemoRepair as a LangGraph store: `MemoRepairStore`, a `langgraph.store.base.BaseStore`.
+
+    from memorepair.integrations.langgraph import MemoRepairStore
+
+    store = MemoRepairStore.open(ns="team-a")          # or MemoRepairStore(memory)
+    graph = builder.compile(store=store)               # LangMem's tools work on it too
+
+**Addresses.** One store is one MemoRepair namespace (repairs never cross namespaces, so
+every LangGraph namespace whose items derive from one another lives in one). An item at
+LangGraph namespace `(l1, ..., ln)` and key `k` is the artifact with uid `l1/.../ln/k`:
+each label and the key are escaped reversibly (characters other than letters, digits,
+`.`, `_` and `-` become `:HH` per UTF-8 byte), joined by `/`. The uid must fit
+`model.UID_PATTERN`: at most 200 characters, and the first label must start with a
+letter or digit. An artifact recorded elsewhere (CLI, MCP) under uid `a/b` appears as
+key `b` in namespace `("a",)`.
+
+**Values.** `put` takes a JSON object:
+
+- `content`: a string is the artifact's content, what search ranks and what a repair
+  rewrites; the other keys become its meta and come back beside it. A value without a
+  string `content` is kept whole as JSON text (and its other keys as meta, for filters).
+- `inputs` (reserved, not returned by `get`): its provenance, a list whose entries are a
+  uid, a pinned `uid@N` (the version read; see `MemoRepairStore.pin`), or a LangGraph
+  address `[*namespace, key]`. An item with inputs is a `summary` (rebuilt from what
+  remains when an input goes), one without a `record`.
+- `memorepair` (reserved, not returned): `{"kind", "arch", "value", "repair_cost"}` to
+  choose the artifact's kind and figures yourself.
+
+A first `put` of a key records it; a `put` of a served key with a different value is an
+`update` (a `correct` event: what was derived from the old version is withdrawn and
+repaired before `put` returns), the same value again changes nothing; `put(..., None)`
+(`delete`) is a `forget`: a delete event with its cascade, and its text erased. A deleted
+key cannot be written again (uids are never reused: the audit trail keeps them).
+
+**Reads** return served versions only: `get` of a withdrawn or deleted key is `None`,
+never the old value, and `search` never returns what a repair withdrew. `search(query=...)`
+is MemoRepair's hybrid search within the namespace prefix; `filter` takes values and
+`$eq`, `$ne`, `$gt`, `$gte`, `$lt`, `$lte` on value keys: string and boolean equalities on
+fields named in MEMOREPAIR_SEARCH_META_FIELDS are applied in the search itself, every
+condition is then checked exactly on the served hits, and the search widens until
+`offset + limit` pass (past its deepest ranking, the remaining matches follow,
+most recently updated first): a filter never returns fewer items than exist. Without a
+query, items come most recently updated first. TTLs are not supported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    MatchCondition,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
+
+from memorepair.api import MemoryStore, Served, open_store
+from memorepair.codec import canonical_json
+from memorepair.errors import InputError
+from memorepair.model import PIN, UID_PATTERN, Artifact
+from memorepair.serving.search import MAX_K, Mode
+from memorepair.settings import Settings
+
+#: Value keys that are not content or meta: provenance and artifact options.
+INPUTS = "inputs"
+OPTIONS = "memorepair"
+#: Meta key marking a value kept whole as JSON text in the content.
+JSON_FORM = "langgraph_value"
+_OPTION_KEYS = frozenset(("kind", "arch", "value", "repair_cost"))
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+_ESCAPE = re.compile(r":([0-9A-F]{2})")
+#: Served items read per page when a search without query (or past its ranking) scans.
+PAGE = 200
+_OPERATORS = frozenset(("$eq", "$ne", "$gt", "$gte", "$lt", "$lte"))
+
+
+# ---- addresses ---------------------------------------------------------------------------
+def escape(label: str) -> str:
+    return "".join(c if c in _SAFE else "".join(f":{b:02X}" for b in c.encode()) for c in label)
+
+
+def unescape(part: str) -> str:
+    """The label an escaped part stands for (a part written elsewhere stays as it is)."""
+    if ":" not in part:
+        return part
+    raw = bytearray()
+    pos = 0
+    for match in _ESCAPE.finditer(part):
+        raw += part[pos : match.start()].encode()
+        raw.append(int(match[1], 16))
+        pos = match.end()
+    raw += part[pos:].encode()
+    try:
+        return raw.decode()
+    except UnicodeDecodeError:
+        return part
+
+
+def uid_of(namespace: Sequence[str], key: str) -> str:
+    """The uid of the item at (namespace, key); refused when it cannot be one."""
+    uid = "/".join(escape(part) for part in (*namespace, key))
+    if not re.fullmatch(UID_PATTERN, uid):
+        raise InputError(
+            f"LangGraph item {tuple(namespace)!r} / {key!r} maps to uid {uid[:80]!r}, which is "
+            "not a valid uid: at most 200 characters once escaped, and the first namespace "
+            "label must start with a letter or digit"
+        )
+    return uid
+
+
+def address_of(uid: str) -> tuple[tuple[str, ...], str]:
+    """(namespace, key) of an artifact's uid: the inverse of `uid_of`."""
+    *labels, key = uid.split("/")
+    return tuple(unescape(label) for label in labels), unescape(key)
+
+
+def prefix_of(namespace_prefix: Sequence[str]) -> str:
+    """The uid prefix of every item under a namespace prefix ('' for the whole store)."""
+    return "".join(escape(label) + "/" for label in namespace_prefix)
+
+
+# ---- values ----------------------------------------------------------------------------------
+def artifact_of(uid: str, value: Mapping[str, Any]) -> dict[str, Any]:
+    """The artifact a put records (see the module doc for the value's keys)."""
+    options = value.get(OPTIONS) or {}
+    if not isinstance(options, Mapping) or set(options) - _OPTION_KEYS:
+        raise InputError(f"item {uid!r}: '{OPTIONS}' takes only {sorted(_OPTION_KEYS)}")
+    content, meta = content_of(value)
+    inputs = refs(value.get(INPUTS))
+    item: dict[str, Any] = {
+        "uid": uid,
+        "kind": "summary" if inputs else "record",
+        "content": content,
+        "meta": meta,
+        "inputs": inputs,
+    }
+    item.update(options)
+    return item
+
+
+def content_of(value: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    """(content, meta) of a value: its string `content`, else the whole value as JSON."""
+    fields = {k: v for k, v in value.items() if k not in (INPUTS, OPTIONS)}
+    text = fields.pop("content", None)
+    if isinstance(text, str):
+        return text, fields
+    whole = {k: v for k, v in value.items() if k not in (INPUTS, OPTIONS)}
+    return canonical_json(whole), {**fields, JSON_FORM: "json"}
+
+
+def value_of(artifact: Artifact) -> dict[str, Any]:
+    """The value `get` returns: built from the served content, which repairs rewrite."""
+    meta = dict(artifact.meta)
+    if meta.pop(JSON_FORM, None) == "json":
+        try:
+            whole = json.loads(artifact.content)
+        except ValueError:
+            whole = None  # a repair rewrote it as text
+        if isinstance(whole, dict):
+            return whole
+    return {**meta, "content": artifact.content}
+
+
+def refs(inputs: Any) -> list[str]:
+    """Input references as uids: `uid`, `uid@N`, or an address `[*namespace, key]`."""
+    if inputs is None:
+        return []
+    if not isinstance(inputs, list | tuple):
+        raise InputError(f"'{INPUTS}' must be a list, got {type(inputs).__name__}")
+    out = []
+    for ref in inputs:
+        if isinstance(ref, str):
+            out.append(ref)
+        elif isinstance(ref, list | tuple) and ref and all(isinstance(p, str) for p in ref):
+            out.append(uid_of(ref[:-1], ref[-1]))
+        else:
+            raise InputError(f"input {ref!r}: a uid, 'uid@N' or a [*namespace, key] list")
+    return out
+
+
+# ---- filters ---------------------------------------------------------------------------------
+def matches(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
+    """LangGraph's filter semantics: equal values (nested objects, lists) or operators."""
+    return all(_compare(value.get(k), want) for k, want in (conditions or {}).items())
+
+
+def _compare(have: Any, want: Any) -> bool:
+    if isinstance(want, Mapping):
+        if any(str(k).startswith("$") for k in want):
+            return all(_operator(have, op, arg) for op, arg in want.items())
+        return isinstance(have, Mapping) and matches(have, want)
+    if isinstance(want, list | tuple):
+        return (
+            isinstance(have, list | tuple)
+            and len(have) == len(want)
+            and all(_compare(h, w) for h, w in zip(have, want, strict=True))
+        )
+    return bool(have == want)
+
+
+def _operator(have: Any, op: str, arg: Any) -> bool:
+    if op not in _OPERATORS:
+        raise InputError(f"filter operator {op!r} is not supported; use {sorted(_OPERATORS)}")
+    if op == "$eq":
+        return bool(have == arg)
+    if op == "$ne":
+        return bool(have != arg)
+    try:
+        left, right = _ordered(have, arg)
+    except TypeError:
+        return False  # a missing or incomparable field does not pass an order condition
+    outcome = {"$gt": left > right, "$gte": left >= right, "$lt": left < right}
+    return bool(outcome[op]) if op in outcome else bool(left <= right)
+
+
+def _ordered(have: Any, arg: Any) -> tuple[Any, Any]:
+    numbers = (int, float)
+    if isinstance(have, numbers) and isinstance(arg, numbers) and not isinstance(have, bool):
+        return float(have), float(arg)
+    if isinstance(have, str) and isinstance(arg, str):
+        return have, arg
+    raise TypeError("not comparable")
+
+
+def pushed_down(conditions: Mapping[str, Any] | None, searchable: Sequence[str]) -> dict[str, Any]:
+    """The equalities search can apply itself: string or boolean values of fields the
+    settings make searchable (numbers stay exact here: 5 and 5.0 index differently)."""
+    out: dict[str, Any] = {}
+    for key, want in (conditions or {}).items():
+        if isinstance(want, Mapping) and set(want) == {"$eq"}:
+            want = want["$eq"]
+        if key in searchable and isinstance(want, str | bool):
+            out[key] = want
+    return out
+
+
+# ---- the store -------------------------------------------------------------------------------
+class MemoRepairStore(BaseStore):
+    """LangGraph's long-term memory store over one MemoRepair namespace (module doc)."""
+
+    def __init__(self, memory: MemoryStore, *, mode: Mode = "hybrid", owns: bool = False) -> None:
+        self.memory = memory
+        self.mode: Mode = mode
+        self._owns = owns
+
+    @classmethod
+    def open(
+        cls, ns: str | None = None, settings: Settings | None = None, *, mode: Mode = "hybrid"
+    ) -> MemoRepairStore:
+        """A store over its own connection (closed by `close`)."""
+        return cls(open_store(ns=ns, settings=settings), mode=mode, owns=True)
+
+    def close(self) -> None:
+        if self._owns:
+            self.memory.close()
+
+    def __enter__(self) -> MemoRepairStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def pin(self, namespace: Sequence[str], key: str) -> str | None:
+        """`uid@N` of the item's served version, to cite as an input (None: not served)."""
+        uid = uid_of(namespace, key)
+        served = self.memory.served([uid]).get(uid)
+        return f"{uid}@{served.artifact.version}" if served else None
+
+    # ---- BaseStore ----
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Each op in order (a put's repair completes before the next op reads)."""
+        return [self._one(op) for op in ops]
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _one(self, op: Op) -> Result:
+        if isinstance(op, GetOp):
+            return self._get(op)
+        if isinstance(op, SearchOp):
+            return self._search(op)
+        if isinstance(op, PutOp):
+            self._put(op)
+            return None
+        if isinstance(op, ListNamespacesOp):
+            return self._list_namespaces(op)
+        raise InputError(f"unknown store operation {type(op).__name__}")
+
+    def _get(self, op: GetOp) -> Item | None:
+        uid = uid_of(op.namespace, op.key)
+        served = self.memory.served([uid]).get(uid)
+        return _item(served) if served else None
+
+    # ---- writes ----
+    def _put(self, op: PutOp) -> None:
+        uid = uid_of(op.namespace, op.key)
+        if op.value is None:
+            self._delete(uid)
+            return
+        served = self.memory.served([uid]).get(uid)
+        if served is None:
+            self._record(uid, op.value)
+            return
+        content, meta = content_of(op.value)
+        inputs = refs(op.value.get(INPUTS)) if INPUTS in op.value else None
+        current = served.artifact
+        if (
+            content == current.content
+            and meta == current.meta
+            and _same_inputs(inputs, current.inputs)
+        ):
+            return  # the same value again: no event, nothing to repair
+        self.memory.update(uid, content=content, meta=meta, inputs=inputs, reason="LangGraph put")
+
+    def _record(self, uid: str, value: Mapping[str, Any]) -> None:
+        versions = self.memory.lineage(uid, missing_ok=True)
+        if versions:
+            raise InputError(
+                f"item {uid!r} was deleted or is withdrawn by a repair "
+                f"({versions[-1]['visibility']}); a uid is never reused: choose another key"
+            )
+        self.memory.record(artifact_of(uid, value))
+
+    def _delete(self, uid: str) -> None:
+        versions = self.memory.lineage(uid, missing_ok=True)
+        if not versions or versions[-1]["visibility"] == "Removed":
+            return  # nothing there (LangGraph's delete of a missing key is a no-op)
+        self.memory.forget([uid], reason="LangGraph delete")
+
+    # ---- reads ----
+    def _search(self, op: SearchOp) -> list[SearchItem]:
+        wanted = op.offset + op.limit
+        if op.limit < 1 or op.offset < 0:
+            return []
+        prefix = prefix_of(op.namespace_prefix)
+        if op.query:
+            found = self._ranked(op.query, prefix, op.filter, wanted)
+        else:
+            found = list(self._scan(prefix, op.filter, set(), wanted))
+        return found[op.offset : wanted]
+
+    def _ranked(
+        self, query: str, prefix: str, conditions: dict[str, Any] | None, wanted: int
+    ) -> list[SearchItem]:
+        """Hybrid search widened until `wanted` hits pass the filter; past the deepest
+        ranking, the remaining matches follow unranked (never fewer than exist)."""
+        meta = pushed_down(conditions, self.memory.settings.search_meta_fields)
+        k = min(MAX_K, max(2 * wanted, 10))
+        while True:
+            hits = self.memory.search(
+                query, k, meta=meta or None, uid_prefix=prefix or None, mode=self.mode
+            )
+            served = self.memory.served([hit.uid for hit in hits])
+            passed = [
+                _search_item(served[hit.uid], hit.score)
+                for hit in hits
+                if hit.uid in served and matches(value_of(served[hit.uid].artifact), conditions)
+            ]
+            if len(passed) >= wanted or len(hits) < k:
+                return passed
+            if k >= MAX_K:
+                seen = {hit.uid for hit in hits}
+                return passed + list(self._scan(prefix, conditions, seen, wanted - len(passed)))
+            k = min(MAX_K, 4 * k)
+
+    def _scan(
+        self, prefix: str, conditions: dict[str, Any] | None, seen: set[str], wanted: int
+    ) -> Iterator[SearchItem]:
+        """Served items under `prefix` passing the filter, most recently updated first."""
+        skip = 0
+        while wanted > 0:
+            page = self.memory.list_served(uid_prefix=prefix, skip=skip, limit=PAGE)
+            for served in page:
+                if served.artifact.uid not in seen and matches(
+                    value_of(served.artifact), conditions
+                ):
+                    wanted -= 1
+                    yield _search_item(served)
+                    if wanted == 0:
+                        return
+            if len(page) < PAGE:
+                return
+            skip += PAGE
+
+    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
+        """Namespaces holding served items, filtered, truncated to max_depth, sorted."""
+        fixed = _fixed_prefix(op.match_conditions)
+        paths = self.memory.served_paths(prefix_of(fixed))
+        found: set[tuple[str, ...]] = set()
+        for path in paths:
+            namespace = tuple(unescape(label) for label in path)
+            if all(_namespace_matches(c, namespace) for c in op.match_conditions or ()):
+                found.add(namespace[: op.max_depth] if op.max_depth else namespace)
+        return sorted(found)[op.offset : op.offset + op.limit]
+
+
+def _fixed_prefix(conditions: Sequence[MatchCondition] | None) -> tuple[str, ...]:
+    """The labels every match must start with (a prefix condition up to its first '*')."""
+    for condition in conditions or ():
+        if condition.match_type == "prefix":
+            labels: list[str] = []
+            for label in condition.path:
+                if label == "*":
+                    break
+                labels.append(label)
+            return tuple(labels)
+    return ()
+
+
+def _namespace_matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    path = tuple(condition.path)
+    if len(namespace) < len(path):
+        return False
+    pairs = (
+        zip(namespace, path, strict=False)
+        if condition.match_type == "prefix"
+        else zip(reversed(namespace), reversed(path), strict=False)
+    )
+    return all(want in ("*", have) for have, want in pairs)
+
+
+def _item(served: Served) -> Item:
+    namespace, key = address_of(served.artifact.uid)
+    return Item(
+        namespace=namespace,
+        key=key,
+        value=value_of(served.artifact),
+        created_at=served.created_at,
+        updated_at=served.updated_at,
+    )
+
+
+def _search_item(served: Served, score: float | None = None) -> SearchItem:
+    namespace, key = address_of(served.artifact.uid)
+    return SearchItem(
+        namespace=namespace,
+        key=key,
+        value=value_of(served.artifact),
+        created_at=served.created_at,
+        updated_at=served.updated_at,
+        score=score,
+    )
+
+
+def _same_inputs(given: list[str] | None, current: Sequence[str]) -> bool:
+    """Whether a put's inputs leave the provenance as it is (pins compared by uid)."""
+    if given is None:
+        return True
+    return [m["uid"] if (m := PIN.match(ref)) else ref for ref in given] == list(current)
