@@ -1189,6 +1189,38 @@ def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
 
 
 # ---- the demo ----------------------------------------------------------------------------
+class _DemoNarrator:
+    """The demo's running commentary (silent under --json, where only the result prints)."""
+
+    def __init__(self, memory: MemoryStore, quiet: bool) -> None:
+        self.memory, self.quiet = memory, quiet
+
+    def imported(self, report: Any) -> None:
+        if not self.quiet:
+            click.echo(
+                f"sample memory: {report.written} artifacts in namespace '{self.memory.ns}' "
+                f"on {self.memory.store.uri}\n"
+            )
+
+    def before(self, name: str, spec: Any) -> None:
+        if not self.quiet:
+            click.echo(f"$ memorepair repair {name}   # {spec.reason}")
+
+    def after(self, report: Any, erasure: dict[str, Any] | None) -> None:
+        if self.quiet:
+            return
+        _print_report(report.as_dict())
+        if erasure is not None:
+            scanned = erasure["scanned"]
+            click.echo(
+                f"  erasure: {erasure['versions']} versions redacted; "
+                f"`memorepair audit erasure {report.event}` scanned {scanned['nodes']} "
+                f"nodes and {scanned['relationships']} relationships: "
+                + ("no copy of the deleted text left" if erasure["ok"] else "COPIES LEFT")
+            )
+        click.echo("")
+
+
 @cli.command("demo")
 @click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
 @JSON_OPTION
@@ -1205,34 +1237,15 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     from memorepair.sample import demo as sample_demo
 
     ctx.obj["ns"] = ctx.obj.get("ns") or sample_demo.DEMO_NAMESPACE
-    narrate = not as_json
-
-    def imported(report: Any) -> None:
-        if narrate:
-            click.echo(
-                f"sample memory: {report.written} artifacts in namespace '{memory.ns}' "
-                f"on {memory.store.uri}\n"
-            )
-
-    def before(name: str, spec: Any) -> None:
-        if narrate:
-            click.echo(f"$ memorepair repair {name}   # {spec.reason}")
-
-    def after(report: Any, erasure: dict[str, Any] | None) -> None:
-        if narrate:
-            _print_report(report.as_dict())
-            if erasure is not None:
-                scanned = erasure["scanned"]
-                click.echo(
-                    f"  erasure: {erasure['versions']} versions redacted; "
-                    f"`memorepair audit erasure {report.event}` scanned {scanned['nodes']} "
-                    f"nodes and {scanned['relationships']} relationships: "
-                    + ("no copy of the deleted text left" if erasure["ok"] else "COPIES LEFT")
-                )
-            click.echo("")
-
     with _memory(ctx) as memory:
-        result = sample_demo.run(memory, keep=keep, imported=imported, before=before, after=after)
+        narrator = _DemoNarrator(memory, quiet=as_json)
+        result = sample_demo.run(
+            memory,
+            keep=keep,
+            imported=narrator.imported,
+            before=narrator.before,
+            after=narrator.after,
+        )
     stale, counts = result.stale_served, result.artifacts
     data = {
         "events": [r.as_dict() for r in result.reports],

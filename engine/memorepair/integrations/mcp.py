@@ -321,7 +321,7 @@ def _write_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnot
 
 
 def _repair_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    return [*_change_tools(memories), *_inspect_tools(memories)]
+    return [*_change_tools(memories), *_migration_tools(memories), *_inspect_tools(memories)]
 
 
 def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
@@ -378,6 +378,14 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
             lambda m: report_json(m.forget(uids, reason=reason, event_id=event_id)),
         )
 
+    return [
+        (memory_update, DESTRUCTIVE),
+        (memory_correct, DESTRUCTIVE),
+        (memory_forget, DESTRUCTIVE),
+    ]
+
+
+def _migration_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
     async def tool_migrated(
         tool: str,
         new_schema: Any,
@@ -416,12 +424,7 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
 
         return await _run(memories, namespace, work)
 
-    return [
-        (memory_update, DESTRUCTIVE),
-        (memory_correct, DESTRUCTIVE),
-        (memory_forget, DESTRUCTIVE),
-        (tool_migrated, DESTRUCTIVE),
-    ]
+    return [(tool_migrated, DESTRUCTIVE)]
 
 
 def _inspect_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
