@@ -871,6 +871,14 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
     _emit(data, as_json, human)
 
 
+def _gist(content: str, width: int) -> str:
+    """The first line of a content, cut to `width`, saying what it leaves out (--json has all)."""
+    lines = content.splitlines() or [""]
+    first = lines[0] if len(lines[0]) <= width else lines[0][: width - 1] + "…"
+    more = len(lines) - 1
+    return first + (f"  (+{more} line{'s' if more > 1 else ''})" if more else "")
+
+
 @cli.command("retrieve")
 @click.option("--uid", help="One artifact by uid.")
 @click.option("--kind", type=click.Choice(["record", "cache", "summary", "skill"]))
@@ -895,8 +903,7 @@ def retrieve_cmd(
 
     def human() -> None:
         for a in found:
-            first = a.content.splitlines()[0] if a.content else ""
-            click.echo(f"{a.uid}@{a.version}  {a.kind.value:<8} {first[:90]}")
+            click.echo(f"{a.uid}@{a.version}  {a.kind.value:<8} {_gist(a.content, 90)}")
         if not found:
             click.echo("nothing live matches")
 
@@ -977,20 +984,18 @@ def search_cmd(
         if not hits:
             click.echo("nothing served matches")
             return
-        width = max(len(f"{h.uid}@{h.version}") for h in hits)
+        width = max(len("uid@version"), *(len(f"{h.uid}@{h.version}") for h in hits))
         click.echo(
             f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content"
         )
         for n, hit in enumerate(hits, start=1):
-            first = hit.content.splitlines()[0] if hit.content else ""
             ranks = " ".join(f"{m[0]}{r or '-'}" for m, r in sorted(hit.ranks.items()))
             score = "" if hit.score is None else f"{hit.score:.4f}"
             pinned = f"{hit.uid}@{hit.version}"
             if hit.related_to:  # a neighbour: say whose
                 ranks = f"~{hit.related_to}"
-            click.echo(
-                f"{n:>3}  {pinned:<{width}}  {hit.kind:<8} {score:>7}  {ranks:<10} {first[:60]}"
-            )
+            gist = _gist(hit.content, 60)
+            click.echo(f"{n:>3}  {pinned:<{width}}  {hit.kind:<8} {score:>7}  {ranks:<10} {gist}")
 
     _emit(data, as_json, human)
 

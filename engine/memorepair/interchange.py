@@ -123,7 +123,7 @@ class MemoryIndex:
         number = self.skeleton.lines[uid]
         where = f"{self.path}:{number}"
         obj = _load_json(raw.decode("utf-8", errors="strict"), where)
-        if not isinstance(obj, dict) or obj.pop("type", None) != "artifact":
+        if not isinstance(obj, dict) or obj.pop("type", "artifact") != "artifact":
             raise InputError(f"{where}: the file changed during the import; nothing was written")
         try:
             artifact = ArtifactIn.model_validate(obj)
@@ -193,7 +193,8 @@ def _parse_line(line: str, where: str) -> ArtifactIn | EdgeIn | None:
     obj = _load_json(line, where)
     if not isinstance(obj, dict):
         raise InputError(f"{where}: expected a JSON object, got {type(obj).__name__}")
-    kind = obj.pop("type", None)
+    # A line without `type` is an artifact (what `record` takes); edges say so.
+    kind = obj.pop("type", "artifact")
     try:
         if kind == "artifact":
             return ArtifactIn.model_validate(obj)

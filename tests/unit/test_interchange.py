@@ -51,6 +51,14 @@ def test_bad_lines_name_line_and_field(line: str, message: str) -> None:
     assert message in str(info.value)
 
 
+def test_a_line_without_type_is_an_artifact() -> None:
+    line = json.dumps({"uid": "a", "kind": "record", "content": "x"})
+    memory = parse_lines(
+        [line, json.dumps({"uid": "s", "kind": "summary", "content": "y", "inputs": ["a"]})]
+    )
+    assert [a.uid for a in influence_order(memory, known=set())] == ["a", "s"]
+
+
 def test_duplicate_uid_names_both_lines() -> None:
     with pytest.raises(InputError, match=r"memory.jsonl:3: uid 'a' already defined on line 1"):
         parse_lines([art("a"), art("b"), art("a")], "memory.jsonl")
