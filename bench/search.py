@@ -17,7 +17,8 @@ eight words of texts held out of the memory. Two sections, each selectable with 
               p50/p99 latency per mode and recall@10 against an exact brute-force ranking
               of the served set (numpy cosine over the same embeddings; Lucene without
               bound for text; their RRF for hybrid), with no filter and with meta filters
-              keeping 10% and 1%; idle, then while a cascade of ``--cascade`` artifacts
+              keeping 10% and 1%; idle (then the same searches with use recording off
+              and on, alternating rounds, and the time of one flush), then while a cascade of ``--cascade`` artifacts
               (at most half the memory) of the same namespace is repaired (the queries
               between its barrier and its publication, scored once the repair is over
               against the served set of that window, so text scores are those of the
@@ -336,8 +337,37 @@ def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q
         _run_queries(memory, truth, qs[:10], qvs[:10])  # warm-up (plans, caches)
         idle, _ = _run_queries(memory, truth, qs, qvs)
         _table(f"idle ({_load()})", idle)
+        _use_overhead(memory, truth, qs, qvs)
         _during_repair(memory, truth, qs, qvs, cascade, embedder)
         memory.clear()
+
+
+def _use_overhead(
+    memory: MemoryStore, truth: Truth, qs: Sequence[str], qvs: np.ndarray, rounds: int = 3
+) -> None:
+    """Search latency with use recording on vs off (issue 19), same run, alternating
+    rounds so load drifts hit both; then the time of one flush of what the reads noted."""
+    recorder, was = memory.uses, memory.uses.enabled
+    seconds: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        for _ in range(rounds):
+            for on in (False, True):
+                recorder.enabled = on
+                samples, _ = _run_queries(memory, truth, qs, qvs)
+                seconds[on] += [s.seconds for s in samples]
+        started = time.perf_counter()
+        written = recorder.flush()
+        flush_s = time.perf_counter() - started
+    finally:
+        recorder.enabled = was
+    off, on = (statistics.fmean(seconds[k]) for k in (False, True))
+    print(
+        f"\nuse recording: {len(seconds[True])} searches each; mean {off * 1e3:.1f} ms off, "
+        f"{on * 1e3:.1f} ms on ({on / off:.2f}x); p50 {_pct(seconds[False], 0.5):.1f} / "
+        f"{_pct(seconds[True], 0.5):.1f} ms; p99 {_pct(seconds[False], 0.99):.1f} / "
+        f"{_pct(seconds[True], 0.99):.1f} ms; the last flush wrote {written} identities "
+        f"in {flush_s * 1e3:.0f} ms (off the read path; {_load()})"
+    )
 
 
 def _during_repair(
