@@ -102,3 +102,39 @@ def test_erasure_leaves_no_content_in_usage(memory: MemoryStore) -> None:
         assert set(record) == USAGE_FIELDS
         assert not any("X1234567" in str(v) or "passport" in str(v) for v in record.values())
     assert memory.audit_erasure("forget-pass")["ok"]
+
+
+def test_plan_and_audit_say_where_w_and_c_came_from(neo4j_settings: Settings) -> None:
+    settings = neo4j_settings.model_copy(update={"value_warmup_h": 0.0})
+    ns = f"t{time.time_ns() % 10**12}"
+    with open_store(ns=ns, settings=settings) as memory:
+        try:
+            memory.record({"uid": "a", "kind": "record", "content": "Ana likes tea."})
+            memory.record({"uid": "b", "kind": "record", "content": "Ana lives in Bern."})
+            for uid in ("s1", "s2"):
+                memory.record(
+                    {"uid": uid, "kind": "summary", "content": f"{uid}: Ana.", "inputs": ["a", "b"]}
+                )
+            memory.record(
+                {"uid": "s3", "kind": "summary", "content": "s3", "inputs": ["a", "b"], "value": 9}
+            )
+            for _ in range(3):
+                memory.retrieve(uid="s1")
+            memory.flush_use()
+            plan = memory.plan({"id": "p", "type": "delete", "roots": ["a"]}).as_dict()
+            got = {c["uid"]: c for c in plan["candidates"]}
+            assert got["s1"]["value_source"] == "use" and 11.9 < got["s1"]["value"] <= 12.0
+            assert (got["s2"]["value_source"], got["s2"]["value"]) == ("use", 0.0)  # never read
+            assert (got["s3"]["value_source"], got["s3"]["value"]) == ("explicit", 9)
+            assert {c["cost_source"] for c in got.values()} == {"prior"}
+            fix = {"replaces": "a", "content": "Ana likes coffee."}
+            memory.repair({"id": "fix", "type": "correct", "roots": ["a"], "replacements": [fix]})
+            sets = memory.audit_event("fix")
+            published = {i["uid"]: i for i in sets["published"]}
+            assert published["s1"]["value_source"] == "use"
+            assert published["s1"]["work_s"] > 0  # measured on the successor
+            again = memory.plan({"id": "q", "type": "delete", "roots": ["b"]}).as_dict()
+            costs = {c["uid"]: (c["cost_source"], c["cost"]) for c in again["candidates"]}
+            assert costs["s1"][0] == "work" and costs["s1"][1] > 0
+        finally:
+            memory.clear()
