@@ -18,8 +18,9 @@ eight words of texts held out of the memory. Two sections, each selectable with 
               of the served set (numpy cosine over the same embeddings; Lucene without
               bound for text; their RRF for hybrid), with no filter and with meta filters
               keeping 10% and 1%; idle (then the same searches with use recording off
-              and on, alternating rounds, and the time of one flush), then while a cascade of ``--cascade`` artifacts
-              (at most half the memory) of the same namespace is repaired (the queries
+              and on, alternating rounds, and the time of one flush), then while a
+              cascade of ``--cascade`` artifacts (at most half the memory) of the same
+              namespace is repaired (the queries
               between its barrier and its publication, scored once the repair is over
               against the served set of that window, so text scores are those of the
               index after publication; any withdrawn version of the cascade after the
@@ -360,10 +361,10 @@ def _use_overhead(
         flush_s = time.perf_counter() - started
     finally:
         recorder.enabled = was
-    off, on = (statistics.fmean(seconds[k]) for k in (False, True))
+    off_s, on_s = (statistics.fmean(seconds[k]) for k in (False, True))
     print(
-        f"\nuse recording: {len(seconds[True])} searches each; mean {off * 1e3:.1f} ms off, "
-        f"{on * 1e3:.1f} ms on ({on / off:.2f}x); p50 {_pct(seconds[False], 0.5):.1f} / "
+        f"\nuse recording: {len(seconds[True])} searches each; mean {off_s * 1e3:.1f} ms off, "
+        f"{on_s * 1e3:.1f} ms on ({on_s / off_s:.2f}x); p50 {_pct(seconds[False], 0.5):.1f} / "
         f"{_pct(seconds[True], 0.5):.1f} ms; p99 {_pct(seconds[False], 0.99):.1f} / "
         f"{_pct(seconds[True], 0.99):.1f} ms; the last flush wrote {written} identities "
         f"in {flush_s * 1e3:.0f} ms (off the read path; {_load()})"
