@@ -58,6 +58,7 @@ from memorepair.candidates import CandidateFamily
 from memorepair.events import RepairReport
 from memorepair.model import Artifact
 from memorepair.selection import Selector
+from memorepair.settings import load_settings
 
 EVENT_TYPES = ("delete", "correct", "migrate")
 #: λ of the greedy and min-cut runs, for both value models. Learned values are on another
@@ -587,8 +588,8 @@ def main(argv: list[str] | None = None) -> int:
     # Recorded use is written only when the harness flushes it (between runs), and
     # "never read" counts at once: the pre-event workload is the whole history. Look-ups
     # are by uid, so nothing is embedded (an import per run would embed every artifact).
-    settings = {"use_flush_s": 3600.0, "value_warmup_h": 0.0, "embeddings": False}
-    with open_store(ns=args.ns, **settings) as store:
+    settings = load_settings(use_flush_s=3600.0, value_warmup_h=0.0, embeddings=False)
+    with open_store(ns=args.ns, settings=settings) as store:
         store.apply_schema()  # idempotent; a fresh server has none
         try:
             for category in args.categories.split(","):
