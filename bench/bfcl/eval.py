@@ -449,6 +449,14 @@ _LINES = {
 }
 
 
+def _same_point(line: Sequence[dict[str, Any]]) -> dict[tuple[float, float], list[float]]:
+    """The λ values of a line grouped by the point they land on (one label per point)."""
+    points: dict[tuple[float, float], list[float]] = {}
+    for s in line:
+        points.setdefault((s["cost_norm"], s["recovered"]), []).append(s["lam"])
+    return points
+
+
 def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
     """Cost vs recovered per system (means over all events); each selector and value
     model as a line over λ."""
@@ -468,12 +476,12 @@ def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
             ax.plot(
                 [s["cost_norm"] for s in line], [s["recovered"] for s in line], marker, label=label
             )
-            for s in line:
+            for (x, y), lams in _same_point(line).items():
                 ax.annotate(
-                    f"λ={s['lam']:g}",
-                    (s["cost_norm"], s["recovered"]),
+                    "λ=" + ",".join(f"{lam:g}" for lam in lams),
+                    (x, y),
                     fontsize=8,
-                    xytext=(4, -10 if model == "use" else 4),
+                    xytext=(5, -11 if model == "use" else 4),
                     textcoords="offset points",
                 )
     for s in overall:
@@ -484,7 +492,7 @@ def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
                 name,
                 (s["cost_norm"], s["recovered"]),
                 fontsize=9,
-                xytext=(-60, 6),
+                xytext=(-60, 8) if s["system"] == "all" else (8, 14),
                 textcoords="offset points",
             )
     ax.set_xlabel("normalised repair-operator cost (Repair all = 1)")
