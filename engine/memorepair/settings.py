@@ -119,9 +119,9 @@ class Settings(BaseSettings):
     #: Hours an artifact must have been open to recorded use before "never served" counts
     #: as evidence (w from use = 0); younger ones keep their per-kind prior.
     value_warmup_h: float = Field(default=24.0, ge=0, le=100_000)
-    #: Cost units per second of measured build + validation work (1000: a millisecond of
-    #: operator work costs as much as the prior of replaying a record).
-    cost_per_second: float = Field(default=1000.0, ge=0, le=1e9)
+    #: Cost units per second of measured build + validation work (1: a second of operator
+    #: work costs as much as one fresh read of a record is worth, w = its prior 1).
+    cost_per_second: float = Field(default=1.0, ge=0, le=1e9)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
 

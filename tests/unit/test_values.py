@@ -117,7 +117,7 @@ def test_candidates_say_where_w_and_c_came_from() -> None:
         default_cost=config.default_cost,
         operator_for=lambda mode, node: "op" if mode is Mode.REGEN else None,
         value_of=lambda node, prior: (prior * 2, "use") if node.uid == "b" else (prior, "prior"),
-        cost_of=lambda node, prior: cost_from_work(prior, node.work_s, 1000.0),
+        cost_of=lambda node, prior: cost_from_work(prior, node.work_s, 1000.0),  # per ms
     )
     got = {c.uid: (c.value, c.value_source, c.cost, c.cost_source) for c in family.candidates}
     assert got["a"] == (7.0, "explicit", 2.0, "explicit")
