@@ -137,3 +137,21 @@ def test_frontier_reports_the_recovery_target_both_ways() -> None:
         )
         == []
     )
+
+
+def test_pre_and_post_workloads_share_one_distribution_but_not_draws() -> None:
+    from bench.bfcl.builder import build_memory
+    from bench.bfcl.workload import popularity, pre_workload, task_lookups, workload
+
+    memory = build_memory(6)
+    weights = popularity(memory, seed=7)
+    assert weights == popularity(memory, seed=7)  # seeded, independent of any event
+    assert abs(sum(weights.values()) - 1.0) < 1e-9
+    assert set(weights) == set(task_lookups(memory, [t.id for t in memory.tasks]))
+    assert len(set(weights.values())) > 1  # skewed, not uniform
+    pre = pre_workload(memory, weights, 200, seed=7)
+    assert len(pre) == 200 and set(pre) <= set(weights)
+    fired = {a.uid for a in memory.artifacts if a.meta.get("task") == memory.tasks[0].id}
+    post = workload(memory, fired, "e-1", 50, weights)
+    assert post == workload(memory, fired, "e-1", 50, weights)  # every system sees the same
+    assert post != pre[:50]
