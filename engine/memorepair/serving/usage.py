@@ -80,6 +80,8 @@ class UseRecorder:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: Flushes that wrote something, identities written, seconds spent (benchmarks).
+        self.stats = {"flushes": 0, "identities": 0, "seconds": 0.0}
 
     def note(self, ns: str, uids: Iterable[str]) -> None:
         """Count one use of each uid a read returned (a no-op when recording is off)."""
@@ -103,6 +105,7 @@ class UseRecorder:
         """Write everything buffered now; the number of identities written."""
         with self._lock:
             pending, self._pending = self._pending, {}
+        started = time.perf_counter()
         written = 0
         for ns, buffer in pending.items():
             rows = [
@@ -114,6 +117,10 @@ class UseRecorder:
                     RECORD_USE, ns=ns, rows=batch, half_life_s=self.half_life_s, now=self._clock()
                 )
                 written += len(batch)
+        if written:
+            self.stats["flushes"] += 1
+            self.stats["identities"] += written
+            self.stats["seconds"] += time.perf_counter() - started
         return written
 
     def close(self) -> None:
