@@ -17,8 +17,10 @@ eight words of texts held out of the memory. Two sections, each selectable with 
               p50/p99 latency per mode and recall@10 against an exact brute-force ranking
               of the served set (numpy cosine over the same embeddings; Lucene without
               bound for text; their RRF for hybrid), with no filter and with meta filters
-              keeping 10% and 1%; idle, then while a cascade of ``--cascade`` artifacts
-              (at most half the memory) of the same namespace is repaired (the queries
+              keeping 10% and 1%; idle (then the same searches with use recording off
+              and on, alternating rounds, and the time of one flush), then while a
+              cascade of ``--cascade`` artifacts (at most half the memory) of the same
+              namespace is repaired (the queries
               between its barrier and its publication, scored once the repair is over
               against the served set of that window, so text scores are those of the
               index after publication; any withdrawn version of the cascade after the
@@ -336,8 +338,37 @@ def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q
         _run_queries(memory, truth, qs[:10], qvs[:10])  # warm-up (plans, caches)
         idle, _ = _run_queries(memory, truth, qs, qvs)
         _table(f"idle ({_load()})", idle)
+        _use_overhead(memory, truth, qs, qvs)
         _during_repair(memory, truth, qs, qvs, cascade, embedder)
         memory.clear()
+
+
+def _use_overhead(
+    memory: MemoryStore, truth: Truth, qs: Sequence[str], qvs: np.ndarray, rounds: int = 3
+) -> None:
+    """Search latency with use recording on vs off (issue 19), same run, alternating
+    rounds so load drifts hit both; and what the flushes (background and last) took."""
+    recorder, was = memory.uses, memory.uses.enabled
+    before = dict(recorder.stats)
+    seconds: dict[bool, list[float]] = {False: [], True: []}
+    try:
+        for _ in range(rounds):
+            for on in (False, True):
+                recorder.enabled = on
+                samples, _ = _run_queries(memory, truth, qs, qvs)
+                seconds[on] += [s.seconds for s in samples]
+        recorder.flush()
+    finally:
+        recorder.enabled = was
+    flushes, written, flush_s = (recorder.stats[k] - before[k] for k in recorder.stats)
+    off_s, on_s = (statistics.fmean(seconds[k]) for k in (False, True))
+    print(
+        f"\nuse recording: {len(seconds[True])} searches each; mean {off_s * 1e3:.1f} ms off, "
+        f"{on_s * 1e3:.1f} ms on ({on_s / off_s:.2f}x); p50 {_pct(seconds[False], 0.5):.1f} / "
+        f"{_pct(seconds[True], 0.5):.1f} ms; p99 {_pct(seconds[False], 0.99):.1f} / "
+        f"{_pct(seconds[True], 0.99):.1f} ms; {flushes:.0f} flushes wrote {written:.0f} "
+        f"identities in {flush_s * 1e3:.0f} ms in all (off the read path; {_load()})"
+    )
 
 
 def _during_repair(

@@ -43,25 +43,39 @@ from bench.bfcl.builder import (
     REWRITE_EXECUTOR,
     Memory,
     build_memory,
+    conforming,
     make_backends,
 )
 from bench.bfcl.classes import make_migrated
+from bench.bfcl.data import load_tasks
 from bench.bfcl.events import DEFAULT_SEED, BenchEvent, generate_events
 from bench.bfcl.executors import BfclCall, rewrite_call_record
 from bench.bfcl.graph import cascade, influence_children
 from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
-from bench.bfcl.workload import DEFAULT_SIZE, workload
+from bench.bfcl.workload import DEFAULT_SIZE, popularity, pre_workload, workload
 from memorepair.api import MemoryStore, open_store
 from memorepair.candidates import CandidateFamily
 from memorepair.events import RepairReport
 from memorepair.model import Artifact
 from memorepair.selection import Selector
+from memorepair.settings import load_settings
 
 EVENT_TYPES = ("delete", "correct", "migrate")
-MAIN_LAMBDAS = (0.5, 1.0, 1.5)
-#: Events per type in the default run: 9 events x 8 systems take ~2-3 minutes on 2 cores.
+#: λ of the greedy and min-cut runs, for both value models. Learned values are on another
+#: scale than the per-kind constants (the prior times the decayed reads), so their
+#: trade-off lies at larger λ; at the constants, λ >= 2 selects nothing.
+MAIN_LAMBDAS = (0.5, 1.0, 2.0, 4.0)
+#: Events per type in the default run: 9 events x 18 systems take ~5 minutes on 2 cores.
 DEFAULT_PER_TYPE = 3
-SWEEP_LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 4.0)
+SWEEP_LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0)
+#: Value models: the engine's per-kind constants, or values learned from the pre-event
+#: workload's recorded use (values.py); costs are the per-kind priors in both (a freshly
+#: imported memory has no measured work).
+VALUE_MODELS = ("kind", "use")
+#: Look-ups of the pre-event workload the use model learns from.
+DEFAULT_PRE = 512
+#: `--full`: every conforming task of each category, 5 events per type per category.
+FULL_CATEGORIES = ("multi_turn_base", "multi_turn_long_context")
 
 
 @dataclass(frozen=True)
@@ -70,27 +84,35 @@ class System:
     selector: Selector
     lam: float | None = None
     sweep: bool = False
+    values: str = "kind"
 
 
 def systems(sweep: bool = False) -> list[System]:
     out = [System("none", "none"), System("all", "all")]
-    out += [System(f"greedy@{lam:g}", "greedy", lam) for lam in MAIN_LAMBDAS]
-    out += [System(f"mincut@{lam:g}", "mincut", lam) for lam in MAIN_LAMBDAS]
-    if sweep:
+    for model in VALUE_MODELS:
         out += [
-            System(f"mincut@{lam:g}", "mincut", lam, sweep=True)
-            for lam in SWEEP_LAMBDAS
-            if lam not in MAIN_LAMBDAS
+            System(f"greedy[{model}]@{lam:g}", "greedy", lam, values=model) for lam in MAIN_LAMBDAS
         ]
+        out += [
+            System(f"mincut[{model}]@{lam:g}", "mincut", lam, values=model) for lam in MAIN_LAMBDAS
+        ]
+        if sweep:
+            out += [
+                System(f"mincut[{model}]@{lam:g}", "mincut", lam, sweep=True, values=model)
+                for lam in SWEEP_LAMBDAS
+                if lam not in MAIN_LAMBDAS
+            ]
     return out
 
 
 @dataclass
 class Row:
+    category: str
     event: str
     event_type: str
     system: str
     selector: str
+    values: str
     lam: float | None
     sweep: bool
     cascade: int
@@ -107,6 +129,8 @@ class Row:
     exposure: float
     availability: float
     recovered: float | None
+    looked_up: int  # published successors the post-event workload looked up
+    useful: float | None  # looked_up / Repair-all's looked_up
     cost: float
     cost_norm: float | None
     objective: float
@@ -149,13 +173,32 @@ class Run:
     family: CandidateFamily | None  # Repair-all's: the plan's, read just before it
 
 
+@dataclass(frozen=True)
+class Workloads:
+    """The use distribution, the pre-event look-ups and the post-event size."""
+
+    weights: dict[str, float]
+    pre: list[str]
+    size: int
+
+
 def run_one(
-    store: MemoryStore, memory: Memory, event: BenchEvent, system: System, size: int
+    store: MemoryStore, memory: Memory, event: BenchEvent, system: System, loads: Workloads
 ) -> Run:
-    """One (event, system) run on a freshly imported memory; ratios are filled in later."""
+    """One (event, system) run on a freshly imported memory; ratios are filled in later.
+
+    The use model first replays the pre-event workload through serving reads and
+    flushes what they recorded: its values are learned from that, never from the
+    post-event workload it is measured on.
+    """
     start = time.perf_counter()
+    store.flush_use()  # the previous run's reads, written now so `clear` deletes them
     store.clear()
     store.import_items(memory.items())
+    if system.values == "use":
+        for uid in loads.pre:
+            store.retrieve(uid=uid, limit=1)
+        store.flush_use()
     spec = event.spec.model_copy(update={"ns": store.ns})
     family = store.plan(spec, selector="all").family if system.selector == "all" else None
     report = store.repair(spec, selector=system.selector, lam=system.lam)
@@ -167,15 +210,18 @@ def run_one(
 
     check = ExposureCheck(dict.fromkeys(fired, IMPORT_VERSION), live)
     retrievals = []
-    for uid in workload(memory, fired, spec.id, size):
+    lookups = workload(memory, fired, spec.id, loads.size, loads.weights)
+    for uid in lookups:
         found = live(uid)
         retrievals.append([found] if found else [])
     failures = sorted({report.details.get(u, "") for u in report.outcomes.get("failed", [])})
     row = Row(
+        category=memory.tasks[0].id.rsplit("_", 1)[0] if memory.tasks else "",
         event=spec.id,
         event_type=spec.type.value,
         system=system.name,
         selector=system.selector,
+        values=system.values if system.selector in ("greedy", "mincut") else "-",
         lam=report.lam if system.selector != "none" else None,
         sweep=system.sweep,
         cascade=len(fired),
@@ -192,6 +238,8 @@ def run_one(
         exposure=exposure(retrievals, check),
         availability=availability(retrievals),
         recovered=None,
+        looked_up=len(set(report.published) & set(lookups)),
+        useful=None,
         cost=float(report.cost),
         cost_norm=None,
         objective=float(report.objective),
@@ -215,6 +263,8 @@ def evaluate(
     *,
     sweep: bool = False,
     size: int = DEFAULT_SIZE,
+    pre: int = DEFAULT_PRE,
+    seed: int = DEFAULT_SEED,
     only: Sequence[System] | None = None,
     log: TextIO | None = None,
 ) -> Evaluation:
@@ -225,9 +275,11 @@ def evaluate(
     if not any(s.selector == "all" for s in chosen):
         chosen.insert(0, System("all", "all"))
     prepare(store, memory, events)
+    weights = popularity(memory, seed)
+    loads = Workloads(weights, pre_workload(memory, weights, pre, seed), size)
     result = Evaluation([], [], [])
     for event in events:
-        runs = [run_one(store, memory, event, s, size) for s in chosen]
+        runs = [run_one(store, memory, event, s, loads) for s in chosen]
         everything = next(r for r in runs if r.row.selector == "all")
         all_row, recovered = everything.row, set(everything.report.published)
         assert everything.family is not None
@@ -240,6 +292,7 @@ def evaluate(
             if extra:
                 result.outside.append(f"{row.event} {row.system}: {extra[:3]}")
             row.recovered = ratio(row.published, all_row.published)
+            row.useful = ratio(row.looked_up, all_row.looked_up)
             row.cost_norm = ratio(row.cost, all_row.cost)
             result.rows.append(row)
             if log is not None:
@@ -271,11 +324,13 @@ def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
                     {
                         "event_type": event_type,
                         "system": name,
+                        "values": group[0].values,
                         "lam": group[0].lam,
                         "events": len(group),
                         "exposure": _mean([r.exposure for r in group]),
                         "availability": _mean([r.availability for r in group]),
                         "recovered": _mean([r.recovered for r in group]),
+                        "useful": _mean([r.useful for r in group]),
                         "cost_norm": _mean([r.cost_norm for r in group]),
                         "objective": _mean([r.objective for r in group]),
                     }
@@ -291,6 +346,7 @@ def format_table(summary: Sequence[dict[str, Any]]) -> str:
         "exposure",
         "availability",
         "recovered",
+        "useful",
         "cost_norm",
         "objective",
     ]
@@ -308,7 +364,7 @@ TARGET_RECOVERED = 0.95
 TARGET_COST = 0.6
 
 
-def frontier(summary: Sequence[dict[str, Any]]) -> list[str]:
+def frontier(summary: Sequence[dict[str, Any]], model: str = "kind") -> list[str]:
     """The issue's recovery target read off the min-cut rows (means over all events).
 
     Says for each λ run whether it meets the target, and where the run's points come
@@ -321,7 +377,7 @@ def frontier(summary: Sequence[dict[str, Any]]) -> list[str]:
             s
             for s in summary
             if s["event_type"] == "all"
-            and s["system"].startswith("mincut@")
+            and s["system"].startswith(f"mincut[{model}]@")
             and s["recovered"] is not None
             and s["cost_norm"] is not None
         ),
@@ -335,7 +391,10 @@ def frontier(summary: Sequence[dict[str, Any]]) -> list[str]:
         for s in points
         if s["recovered"] >= TARGET_RECOVERED and s["cost_norm"] <= TARGET_COST
     ]
-    lines = [f"target ({target}): " + (f"met by {', '.join(meeting)}" if meeting else "not met")]
+    lines = [
+        f"{model} values, target ({target}): "
+        + (f"met by {', '.join(meeting)}" if meeting else "not met")
+    ]
     cheap = [s for s in points if s["cost_norm"] <= TARGET_COST]
     if cheap:
         best = max(cheap, key=lambda s: (s["recovered"], -s["cost_norm"]))
@@ -381,34 +440,68 @@ def write_csv(rows: Sequence[Row], path: Path) -> None:
         writer.writerows(asdict(r) for r in rows)
 
 
+#: Legend labels for the plot: (selector, value model) -> label, marker.
+_LINES = {
+    ("mincut", "kind"): ("min-cut, per-kind constant values", "o-"),
+    ("mincut", "use"): ("min-cut, values learned from use", "D-"),
+    ("greedy", "kind"): ("greedy, per-kind constant values", "s--"),
+    ("greedy", "use"): ("greedy, values learned from use", "v--"),
+}
+
+
+def _same_point(line: Sequence[dict[str, Any]]) -> dict[tuple[float, float], list[float]]:
+    """The λ values of a line grouped by the point they land on (one label per point)."""
+    points: dict[tuple[float, float], list[float]] = {}
+    for s in line:
+        points.setdefault((s["cost_norm"], s["recovered"]), []).append(s["lam"])
+    return points
+
+
 def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
-    """Cost vs recovered per system (means over all events); the λ sweep as a line."""
+    """Cost vs recovered per system (means over all events); each selector and value
+    model as a line over λ."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     overall = [s for s in summary if s["event_type"] == "all" and s["cost_norm"] is not None]
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for prefix, marker in (("mincut", "o-"), ("greedy", "s--")):
+    fig, ax = plt.subplots(figsize=(8, 6))
+    for (selector, model), (label, marker) in _LINES.items():
         line = sorted(
-            (s for s in overall if s["system"].startswith(prefix)), key=lambda s: s["lam"]
+            (s for s in overall if s["system"].startswith(f"{selector}[{model}]@")),
+            key=lambda s: s["lam"],
         )
         if line:
             ax.plot(
-                [s["cost_norm"] for s in line], [s["recovered"] for s in line], marker, label=prefix
+                [s["cost_norm"] for s in line], [s["recovered"] for s in line], marker, label=label
             )
-            for s in line:
-                ax.annotate(f"λ={s['lam']:g}", (s["cost_norm"], s["recovered"]), fontsize=7)
+            for (x, y), lams in _same_point(line).items():
+                ax.annotate(
+                    "λ=" + ",".join(f"{lam:g}" for lam in lams),
+                    (x, y),
+                    fontsize=8,
+                    xytext=(5, -11 if model == "use" else 4),
+                    textcoords="offset points",
+                )
     for s in overall:
         if s["system"] in ("none", "all"):
-            ax.plot([s["cost_norm"]], [s["recovered"]], "k^", label=s["system"])
-            ax.annotate(s["system"], (s["cost_norm"], s["recovered"]), fontsize=8)
+            name = {"none": "no cascade repair", "all": "Repair all"}[s["system"]]
+            ax.plot([s["cost_norm"]], [s["recovered"]], "k^")
+            ax.annotate(
+                name,
+                (s["cost_norm"], s["recovered"]),
+                fontsize=9,
+                xytext=(-60, 8) if s["system"] == "all" else (8, 14),
+                textcoords="offset points",
+            )
     ax.set_xlabel("normalised repair-operator cost (Repair all = 1)")
     ax.set_ylabel("validated successors recovered (Repair all = 1)")
-    ax.set_title("BFCL multi-turn: cost vs recovered")
+    ax.set_title("BFCL multi-turn: cost vs recovered, by selector and value model")
+    ax.set_xlim(-0.05, 1.1)
+    ax.set_ylim(-0.05, 1.1)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9, loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=150)
     plt.close(fig)
@@ -421,24 +514,44 @@ def write_summary(summary: Sequence[dict[str, Any]], path: Path) -> None:
         writer.writerows(summary)
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.bfcl.eval",
-        description="MemoRepair on BFCL multi-turn tool use: exposure, recovery, cost.",
+        description="MemoRepair on BFCL multi-turn tool use: exposure, recovery, cost, "
+        "with per-kind values and with values learned from a pre-event workload.",
     )
-    parser.add_argument("--tasks", type=int, default=DEFAULT_TASKS, help="BFCL tasks in memory")
+    parser.add_argument(
+        "--tasks", type=int, default=DEFAULT_TASKS, help="BFCL tasks in memory per category"
+    )
+    parser.add_argument(
+        "--categories",
+        default="multi_turn_base",
+        help="BFCL multi-turn categories, comma-separated, each its own memory (%(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="event seed")
     parser.add_argument(
         "--per-type",
         type=int,
         default=DEFAULT_PER_TYPE,
-        help="events per type (delete, correct, migrate)",
+        help="events per type (delete, correct, migrate) per category",
     )
     parser.add_argument(
         "--workload",
         type=int,
         default=DEFAULT_SIZE,
         help="post-event retrievals per event and system",
+    )
+    parser.add_argument(
+        "--pre",
+        type=int,
+        default=DEFAULT_PRE,
+        help="pre-event look-ups the use model learns its values from (%(default)s)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help=f"every conforming task of {', '.join(FULL_CATEGORIES)}, 5 events per type "
+        "per category (30 events; long: see docs/evaluation.md)",
     )
     parser.add_argument("--ns", default="bench-bfcl", help="namespace (cleared before each run)")
     parser.add_argument("--sweep", action="store_true", help="also run the mincut lambda sweep")
@@ -449,32 +562,58 @@ def main(argv: list[str] | None = None) -> int:
         help="folder for results.csv, summary.csv and cost_vs_recovered.png (%(default)s)",
     )
     parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
-    args = parser.parse_args(argv)
-    started = time.perf_counter()
-    memory = build_memory(args.tasks)
+    return parser
+
+
+def _evaluate_category(args: argparse.Namespace, category: str, store: MemoryStore) -> Evaluation:
+    tasks = len(conforming(load_tasks(category))) if args.tasks <= 0 else args.tasks
+    memory = build_memory(tasks, category=category)
     events = generate_events(memory, seed=args.seed, per_type=args.per_type, ns=args.ns)
     print(
-        f"BFCL memory: {len(memory.tasks)} tasks, {len(memory.artifacts)} artifacts; "
+        f"BFCL {category}: {len(memory.tasks)} tasks, {len(memory.artifacts)} artifacts; "
         f"{len(events)} events x {len(systems(args.sweep))} systems",
         flush=True,
     )
+    return evaluate(
+        store,
+        memory,
+        events,
+        sweep=args.sweep,
+        size=args.workload,
+        pre=args.pre,
+        seed=args.seed,
+        log=None if args.quiet else sys.stderr,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.full:
+        args.categories, args.tasks, args.per_type = ",".join(FULL_CATEGORIES), 0, 5
+    started = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
-    with open_store(ns=args.ns) as store:
+    result = Evaluation([], [], [])
+    # Recorded use is written only when the harness flushes it (between runs), and
+    # "never read" counts at once: the pre-event workload is the whole history. Look-ups
+    # are by uid, so nothing is embedded (an import per run would embed every artifact).
+    settings = load_settings(use_flush_s=3600.0, value_warmup_h=0.0, embeddings=False)
+    with open_store(ns=args.ns, settings=settings) as store:
         store.apply_schema()  # idempotent; a fresh server has none
         try:
-            result = evaluate(
-                store,
-                memory,
-                events,
-                sweep=args.sweep,
-                size=args.workload,
-                log=None if args.quiet else sys.stderr,
-            )
+            for category in args.categories.split(","):
+                part = _evaluate_category(args, category.strip(), store)
+                result.rows += part.rows
+                result.closures += part.closures
+                result.outside += part.outside
         finally:
+            store.flush_use()
             store.clear()
     summary = summarise(result.rows)
     print(format_table(summary))
-    for line in frontier(summary) + bound_lines(result.closures, result.outside):
+    for model in VALUE_MODELS:
+        for line in frontier(summary, model):
+            print(line)
+    for line in bound_lines(result.closures, result.outside):
         print(line)
     write_csv(result.rows, args.out / "results.csv")
     write_summary(summary, args.out / "summary.csv")

@@ -7,5 +7,7 @@ MATCH (e:RepairEvent {key: $ns + '/' + $event})-[w:WITHDREW]->(d:Artifact)
 OPTIONAL MATCH (e)-[:PUBLISHED]->(s:Artifact)-[:SUPERSEDES]->(d)
 RETURN coalesce(w.outcome, 'open') AS outcome, count(d) AS count,
        collect({uid: d.uid, version: d.version, kind: d.kind, mode: w.mode,
-                reason: coalesce(w.detail, w.reason), successor: s.version}) AS artifacts
+                reason: coalesce(w.detail, w.reason), successor: s.version,
+                value: w.value, value_source: w.value_source, cost: w.cost,
+                cost_source: w.cost_source, work_s: s.work_s}) AS artifacts
 ORDER BY outcome

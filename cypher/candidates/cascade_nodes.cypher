@@ -20,4 +20,5 @@ CALL (e) {
 RETURN collect({withdrew: elementId(w), vid: d.vid, uid: d.uid, version: d.version,
                 kind: d.kind, arch: d.arch, value: d.value, repair_cost: d.repair_cost,
                 recipe: d.recipe, inputs: d.inputs, root: d.key IN $keys, mode: w.mode,
+                created: d.created_at.epochMillis / 1000.0, work_s: d.work_s,
                 selected: w.selected, executable: w.executable, reason: w.reason}) AS rows

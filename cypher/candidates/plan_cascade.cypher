@@ -9,4 +9,5 @@ WHERE d:Head AND NOT d:Removed
 RETURN collect({vid: d.vid, uid: d.uid, version: d.version, kind: d.kind, arch: d.arch,
                 value: d.value, repair_cost: d.repair_cost, recipe: d.recipe,
                 inputs: d.inputs, root: d.key IN $keys, mode: null, selected: null,
+                created: d.created_at.epochMillis / 1000.0, work_s: d.work_s,
                 executable: null, reason: null}) AS rows

@@ -21,4 +21,5 @@ CALL (e, row) {
 }
 SET w.mode = row.mode, w.executable = row.executable, w.reason = row.reason,
     w.value = row.value, w.cost = row.cost, w.requires = row.requires,
+    w.value_source = row.value_source, w.cost_source = row.cost_source,
     w.selected = row.selected

@@ -4,7 +4,8 @@
 // committed) is skipped, so a rerun writes nothing twice; a fresh successor has no
 // relationships yet, so its edges are CREATEd. Each row carries the embedding of the
 // successor's own content (computed before it is staged, never copied from `old`), so
-// publication only relabels.
+// publication only relabels. `work_s`: the measured seconds of its build and validation,
+// the default repair cost of the next event that withdraws it (values.py).
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})
@@ -18,6 +19,7 @@ CREATE (new:Artifact:Staged {vid: row.vid, key: old.key, ns: old.ns, uid: old.ui
         repair_cost: old.repair_cost, created_at: datetime(), event: e.id,
         content: row.content, recipe: row.recipe, meta: row.meta, inputs: row.inputs,
         validated: row.validated, validation: row.validation, operator: row.operator,
+        work_s: row.work_s,
         meta_terms: row.meta_terms, embedding_model: row.embedding_model,
         embedding_dim: row.embedding_dim})
 CREATE (new)-[:SUPERSEDES]->(old)

@@ -64,6 +64,7 @@ from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
+from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
 
@@ -110,6 +111,13 @@ class MemoryStore:
         #: What every repair, resume and plan of this store runs with (built once).
         self.config = config or RepairConfig.from_settings(store.settings)
         self._searcher = searching.Searcher(store)
+        #: Counts what serving reads return, off their latency path (shared by siblings).
+        self.uses = UseRecorder(
+            store,
+            enabled=store.settings.use_recording,
+            flush_s=store.settings.use_flush_s,
+            half_life_s=store.settings.value_half_life_h * 3600.0,
+        )
         self._owns_store = True
 
     @property
@@ -124,12 +132,14 @@ class MemoryStore:
             return self
         _check_namespace(ns)
         sibling = MemoryStore(self.store, ns, self.registry, self.config)
+        sibling.uses = self.uses
         sibling._owns_store = False
         return sibling
 
     def close(self) -> None:
         self._searcher.close()
         if self._owns_store:
+            self.uses.close()  # the last buffered uses, before the driver goes
             self.store.close()
 
     def __enter__(self) -> MemoryStore:
@@ -517,7 +527,9 @@ class MemoryStore:
             rows = self.store.read(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
             rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
-        return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+        found = [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+        self.record_use(a.uid for a in found)
+        return found
 
     def search(
         self,
@@ -531,12 +543,15 @@ class MemoryStore:
         mode: searching.Mode = "hybrid",
         related: bool = False,
         uid_prefix: str | None = None,
+        record_use: bool = True,
     ) -> list[searching.Hit]:
         """The k best served matches by meaning (`vector`), words (`text`) or both fused
         (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
         version. Each hit names the `uid@version` it ranked; `related=True` appends the
         served RELATED neighbours of the hits. `uid_prefix` keeps uids that start with it
-        (exactly, in every path). `retrieve` stays for uid and substring reads.
+        (exactly, in every path). `retrieve` stays for uid and substring reads. The hits
+        count as served (`record_use`); a caller that filters them further passes False
+        and records what it hands on itself.
         """
         f = searching.filters(
             self.ns,
@@ -547,7 +562,20 @@ class MemoryStore:
             searchable=self.settings.search_meta_fields,
             prefix=uid_prefix,
         )
-        return self._searcher.search(query, k, f, mode, related)
+        hits = self._searcher.search(query, k, f, mode, related)
+        if record_use:
+            self.record_use(hit.uid for hit in hits)
+        return hits
+
+    def record_use(self, uids: Iterable[str]) -> None:
+        """Count one use of each served uid (buffered; written in the background,
+        docs/values.md). Serving reads call it with what they returned."""
+        self.uses.note(self.ns, uids)
+
+    def flush_use(self) -> int:
+        """Write the buffered use counts now (the background flush does it every
+        MEMOREPAIR_USE_FLUSH_S seconds, and `close` at the end); identities written."""
+        return self.uses.flush()
 
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
         """The served version of each uid that has one, with its uid's times (one read)."""

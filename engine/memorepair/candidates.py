@@ -34,6 +34,10 @@ class CascadeNode:
     recipe: Recipe | None
     inputs: tuple[str, ...]
     root: bool
+    #: When this version was written (epoch seconds; None: unknown), for value from use.
+    created: float | None = None
+    #: Measured build + validation seconds of this version, if a repair built it.
+    work_s: float | None = None
 
     @property
     def replayable(self) -> bool:
@@ -54,6 +58,9 @@ class Candidate:
     value: float
     cost: float
     requires: tuple[str, ...]  # P_i: affected inputs whose successors i consumes
+    #: Where w and c came from: explicit, use / work, or prior (values.py).
+    value_source: str = "prior"
+    cost_source: str = "prior"
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,12 @@ _PENDING = (Mode.REGEN, "")
 
 #: Which operator would take a node in a mode (its name), None when none accepts it.
 OperatorFor = Callable[[Mode, "CascadeNode"], str | None]
+#: A node's default w or c from its prior: (figure, source), e.g. value from use.
+Derive = Callable[["CascadeNode", float], tuple[float, str]]
+
+
+def _prior(node: CascadeNode, prior: float) -> tuple[float, str]:
+    return prior, "prior"
 
 
 def table_key(kind: Kind, arch: Arch | None) -> str:
@@ -94,16 +107,19 @@ def build_candidates(
     default_value: Callable[[str], float],
     default_cost: Callable[[str], float],
     operator_for: OperatorFor,
+    value_of: Derive = _prior,
+    cost_of: Derive = _prior,
 ) -> CandidateFamily:
     """The deterministic mode map Phi and the candidates q_i for every descendant.
 
     `served_outside` maps each input uid outside C(F) to whether it is currently served.
+    `default_value`/`default_cost` give the per-kind priors; `value_of`/`cost_of` turn a
+    node's prior into its default w/c with a source (values.py); explicit figures win.
     """
     descendants = sorted((n for n in nodes if not n.root), key=lambda n: n.uid)
     modes = _modes(nodes, descendants, event_type, served_outside)
-    candidates = [
-        _candidate(node, modes, default_value, default_cost, operator_for) for node in descendants
-    ]
+    priors = (default_value, default_cost, value_of, cost_of)
+    candidates = [_candidate(node, modes, priors, operator_for) for node in descendants]
     edges = [(j, c.uid) for c in candidates for j in c.requires]
     cyclic = on_cycles([c.uid for c in candidates], edges)
     candidates = [
@@ -148,8 +164,7 @@ def _modes(
 def _candidate(
     node: CascadeNode,
     modes: Mapping[str, tuple[Mode, str]],
-    default_value: Callable[[str], float],
-    default_cost: Callable[[str], float],
+    priors: tuple[Callable[[str], float], Callable[[str], float], Derive, Derive],
     operator_for: OperatorFor,
 ) -> Candidate:
     mode, reason = modes[node.uid]
@@ -164,7 +179,16 @@ def _candidate(
     executable = operator is not None
     if mode is not Mode.REMOVE and not executable:
         reason = f"no {mode.value} operator accepts this artifact"
+    default_value, default_cost, value_of, cost_of = priors
     key = table_key(node.kind, node.arch)
+    value, value_source = (
+        (node.value, "explicit") if node.value is not None else value_of(node, default_value(key))
+    )
+    cost, cost_source = (
+        (node.repair_cost, "explicit")
+        if node.repair_cost is not None
+        else cost_of(node, default_cost(key))
+    )
     return Candidate(
         uid=node.uid,
         vid=node.vid,
@@ -172,9 +196,11 @@ def _candidate(
         operator=operator,
         executable=executable,
         reason=reason,
-        value=node.value if node.value is not None else default_value(key),
-        cost=node.repair_cost if node.repair_cost is not None else default_cost(key),
+        value=value,
+        cost=cost,
         requires=requires,
+        value_source=value_source,
+        cost_source=cost_source,
     )
 
 

@@ -87,6 +87,8 @@ def record_facts(
             "reason": c.reason,
             "value": c.value,
             "cost": c.cost,
+            "value_source": c.value_source,
+            "cost_source": c.cost_source,
             "requires": list(c.requires),
             "selected": c.uid in in_selection,
         }
@@ -125,4 +127,6 @@ def _node(row: Mapping[str, Any]) -> CascadeNode:
         recipe=Recipe.model_validate(json.loads(row["recipe"])) if row["recipe"] else None,
         inputs=tuple(row["inputs"] or ()),
         root=bool(row["root"]),
+        created=row.get("created"),
+        work_s=row.get("work_s"),
     )

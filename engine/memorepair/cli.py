@@ -592,7 +592,10 @@ def _print_plan(data: dict[str, Any]) -> None:
     for c in data["candidates"]:
         mark = "x" if c["selected"] else " "
         run = "" if c["executable"] else f"  (not executable: {c['reason']})"
-        figures = f"w={c['value']:<6g} c={c['cost']:<6g}"
+        figures = (
+            f"w={c['value']:<6.4g} ({c['value_source']:<8}) c={c['cost']:<6.4g} "
+            f"({c['cost_source']:<8})"
+        )
         click.echo(f"  [{mark}] {c['uid']:<32} {c['mode']:<9} {figures}{run}")
     click.echo(
         f"selection ({data['backend']}): value {data['repair_value']:g}, cost "
@@ -1060,9 +1063,23 @@ def audit_event(ctx: click.Context, event_id: str, as_json: bool) -> None:
             for item in items:
                 why = f"  -- {item['reason']}" if item.get("reason") else ""
                 succ = f" -> v{item['successor']}" if item.get("successor") else ""
-                click.echo(f"  {item['uid']}@{item['version']}{succ} {item.get('mode') or ''}{why}")
+                click.echo(
+                    f"  {item['uid']}@{item['version']}{succ} {item.get('mode') or ''}"
+                    f"{_figures(item)}{why}"
+                )
 
     _emit(sets, as_json, human)
+
+
+def _figures(item: dict[str, Any]) -> str:
+    """` w=.. (source) c=.. (source)` for a candidate's recorded facts (roots have none)."""
+    if item.get("value") is None:
+        return ""
+    work = f", built in {item['work_s']:.3g}s" if item.get("work_s") is not None else ""
+    return (
+        f"  w={item['value']:.4g} ({item.get('value_source') or 'prior'}) "
+        f"c={item['cost']:.4g} ({item.get('cost_source') or 'prior'}){work}"
+    )
 
 
 @audit.command("lineage")

@@ -8,6 +8,7 @@ by the successor's version id). Validation is the next step (`validation.py`).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -51,6 +52,8 @@ class Attempt:
     validated: bool | None = None
     detail: str = ""
     published: bool = False  # by an interrupted run of the same event
+    #: Measured seconds of its build and validation (the next event's default cost).
+    work_s: float | None = None
 
     @property
     def version(self) -> int:
@@ -280,6 +283,7 @@ def _build(
     operator = registry.named(candidate.operator) if candidate.operator else None
     if operator is None:
         return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
+    started = time.perf_counter()
     try:
         successor = operator.build(ctx)
     except Exception as exc:  # an operator that cannot build fails this candidate only
@@ -292,7 +296,9 @@ def _build(
         return Attempt(
             candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
-    return Attempt(candidate, vid, replace(successor, meta=successor_meta(ctx, successor)), ctx)
+    meta = successor_meta(ctx, successor)
+    work_s = time.perf_counter() - started
+    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:
@@ -353,4 +359,5 @@ def _row(attempt: Attempt) -> Row:
         "validated": attempt.validated,
         "validation": attempt.detail or None,
         "operator": attempt.candidate.mode.value,
+        "work_s": attempt.work_s,
     }

@@ -21,7 +21,16 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
-from memorepair import barrier, cascade, erasure, events, execution, publication, validation
+from memorepair import (
+    barrier,
+    cascade,
+    erasure,
+    events,
+    execution,
+    publication,
+    validation,
+    values,
+)
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
 from memorepair.errors import InputError, MemoRepairError
@@ -77,6 +86,8 @@ class Plan:
                     "executable": c.executable,
                     "value": c.value,
                     "cost": c.cost,
+                    "value_source": c.value_source,
+                    "cost_source": c.cost_source,
                     "requires": list(c.requires),
                     "selected": c.uid in in_selection,
                     "reason": c.reason,
@@ -116,7 +127,7 @@ def _planned(
 ) -> tuple[Plan, Cascade]:
     lam_, selector_ = resolve(spec, lam, selector, config)
     reached = cascade.reach(store, spec)
-    family = candidate_family(registry, config, spec, reached)
+    family = candidate_family(store, registry, config, spec, reached)
     selection = select(
         family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
     )
@@ -288,7 +299,7 @@ def _run(
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
         clock.time("hold", barrier.hold, store, spec)
     withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
-    family = clock.time("candidates", candidate_family, registry, config, spec, withdrawn)
+    family = clock.time("candidates", candidate_family, store, registry, config, spec, withdrawn)
     selection = clock.time("selection", _select, event, family, withdrawn, config)
     if not event.reached("selected"):
         clock.time("record", _record, store, event, withdrawn, family, selection)
@@ -321,13 +332,34 @@ def _refuse(event: Event, why: str) -> None:
 
 
 def candidate_family(
-    registry: OperatorRegistry, config: RepairConfig, spec: RepairEventSpec, reached: Cascade
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    spec: RepairEventSpec,
+    reached: Cascade,
 ) -> CandidateFamily:
-    """The mode map over the cascade, each candidate with the operator that will build it."""
+    """The mode map over the cascade, each candidate with the operator that will build it,
+    its value from recorded use and its cost from measured work (values.py)."""
 
     def operator_for(mode: Mode, node: CascadeNode) -> str | None:
         operator = registry.operator(mode, _skeleton(spec.ns, node))
         return operator.name if operator is not None else None
+
+    uses = values.read_uses(store, spec.ns, [n.uid for n in reached.nodes if not n.root])
+
+    def value_of(node: CascadeNode, prior: float) -> tuple[float, str]:
+        return values.value_from_use(
+            prior,
+            uses.by_uid.get(node.uid),
+            now=uses.now,
+            since=uses.since,
+            created=node.created,
+            half_life_s=config.half_life_s,
+            warmup_s=config.warmup_s,
+        )
+
+    def cost_of(node: CascadeNode, prior: float) -> tuple[float, str]:
+        return values.cost_from_work(prior, node.work_s, config.cost_per_second)
 
     return build_candidates(
         reached.nodes,
@@ -336,6 +368,8 @@ def candidate_family(
         default_value=config.default_value,
         default_cost=config.default_cost,
         operator_for=operator_for,
+        value_of=value_of,
+        cost_of=cost_of,
     )
 
 

@@ -107,6 +107,21 @@ class Settings(BaseSettings):
     values: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_VALUES))
     costs: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_COSTS))
     max_content_bytes: int = Field(default=1_000_000, gt=0)
+
+    # --- values from use, costs from work (issue 19; docs/values.md) --------------------
+    #: Serving reads (retrieve, search, MCP, LangGraph) count what they served per uid,
+    #: buffered and written in batches off the read's path. Off: nothing is written.
+    use_recording: bool = True
+    #: Seconds between two background flushes of the buffered use counts (and at close).
+    use_flush_s: float = Field(default=5.0, gt=0, le=3600)
+    #: Half-life of a recorded use, in hours: a use this old counts half (decayed use).
+    value_half_life_h: float = Field(default=168.0, gt=0, le=100_000)
+    #: Hours an artifact must have been open to recorded use before "never served" counts
+    #: as evidence (w from use = 0); younger ones keep their per-kind prior.
+    value_warmup_h: float = Field(default=24.0, ge=0, le=100_000)
+    #: Cost units per second of measured build + validation work (1: a second of operator
+    #: work costs as much as one fresh read of a record is worth, w = its prior 1).
+    cost_per_second: float = Field(default=1.0, ge=0, le=1e9)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
 
@@ -216,6 +231,10 @@ class RepairConfig:
     max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
     costs: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_COSTS))
+    #: Value from use and cost from work (values.py): decay, warm-up, seconds -> cost.
+    half_life_s: float = Settings.model_fields["value_half_life_h"].default * 3600.0
+    warmup_s: float = Settings.model_fields["value_warmup_h"].default * 3600.0
+    cost_per_second: float = Settings.model_fields["cost_per_second"].default
     #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
     state_dir: Path = Path(".memorepair")
 
@@ -230,6 +249,9 @@ class RepairConfig:
             max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),
+            half_life_s=settings.value_half_life_h * 3600.0,
+            warmup_s=settings.value_warmup_h * 3600.0,
+            cost_per_second=settings.cost_per_second,
             state_dir=settings.state_dir,
         )
 

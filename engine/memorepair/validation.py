@@ -10,6 +10,7 @@ the verdicts a crashed one recorded; `validate` checks whatever is left without 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -30,8 +31,10 @@ def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
     verdict, and a plan judges its in-memory successors with exactly the same checks."""
     if attempt.successor is None or attempt.validated is not None:
         return attempt
+    started = time.perf_counter()
     verdict = _verdict(registry, attempt)
-    return replace(attempt, validated=verdict.ok, detail=verdict.reason)
+    work_s = (attempt.work_s or 0.0) + time.perf_counter() - started  # build + validation
+    return replace(attempt, validated=verdict.ok, detail=verdict.reason, work_s=work_s)
 
 
 def validate(

@@ -28,12 +28,19 @@ def test_tiny_bfcl_evaluation(memory: MemoryStore) -> None:
     bench = build_memory(6)
     events = generate_events(bench, seed=7, per_type=1)
     assert sorted(e.spec.type.value for e in events) == ["correct", "delete", "migrate"]
-    only = [System("none", "none"), System("all", "all"), System("mincut@0.5", "mincut", 0.5)]
-    result = evaluate(memory, bench, events, only=only, size=24)
+    only = [
+        System("none", "none"),
+        System("all", "all"),
+        System("mincut[kind]@0.5", "mincut", 0.5),
+        System("mincut[use]@0.5", "mincut", 0.5, values="use"),
+    ]
+    result = evaluate(memory, bench, events, only=only, size=24, pre=64)
     by = {(r.event, r.system): r for r in result.rows}
     assert len(by) == len(events) * len(only)
     for event in events:
-        none, full, mincut = (by[event.spec.id, s.name] for s in only)
+        none, full, mincut, learned = (by[event.spec.id, s.name] for s in only)
+        assert learned.exposure == 0.0 and learned.values == "use", (event.spec.id, learned)
+        assert full.useful == 1.0 or full.looked_up == 0, (event.spec.id, full)
         assert mincut.exposure == 0.0, (event.spec.id, mincut)
         assert full.exposure == 0.0, (event.spec.id, full)
         assert none.exposure > 0.0, (event.spec.id, none)

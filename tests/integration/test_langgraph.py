@@ -191,3 +191,23 @@ def test_langmem_tools_on_the_store(store: MemoRepairStore) -> None:
     assert store.get(("memories", "ana"), memory_id) is None
     lineage = store.memory.lineage(f"memories/ana/{memory_id}")
     assert [v["visibility"] for v in lineage] == ["Superseded", "Removed"]
+
+
+def test_reads_record_use_of_what_they_return(store: MemoRepairStore) -> None:
+    """get and search count the items they return (docs/values.md); a put's own reads,
+    a missing key and search hits dropped by the filter count nothing."""
+    from memorepair.model import artifact_key
+    from memorepair.values import READ_USAGE
+
+    store.put(TURNS, "t1", {"content": PREF, "speaker": "user"})
+    store.put(TURNS, "t2", {"content": HOTEL, "speaker": "agent"})
+    store.get(TURNS, "t1")
+    store.get(TURNS, "missing")
+    found = store.search(TURNS, query="hotel", filter={"speaker": "user"})
+    assert [i.key for i in found] == ["t1"]
+    store.memory.flush_use()
+    memory = store.memory
+    keys = [artifact_key(memory.ns, f"users/ana/turns/{k}") for k in ("t1", "t2", "missing")]
+    (row,) = memory.store.read(READ_USAGE, ns=memory.ns, keys=keys)
+    counts = {u["uid"]: u["count"] for u in row["uses"]}
+    assert counts == {"users/ana/turns/t1": 2}

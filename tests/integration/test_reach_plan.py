@@ -85,7 +85,7 @@ def dummy(param: str) -> Any:
         return [0.6, 0.8]
     if param in ("since", "until"):
         return None
-    if param == "lam":
+    if param in ("lam", "half_life_s", "now"):
         return 1.0
     if param == "first":
         return True

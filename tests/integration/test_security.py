@@ -33,6 +33,8 @@ LABELS = {
     "RepairEvent",
     "EmbeddingSpace",
     "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
+    "Usage",  # use recording (docs/values.md)
+    "UsageLog",
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 #: Store and transaction methods whose first argument is a query.

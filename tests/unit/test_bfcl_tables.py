@@ -29,10 +29,12 @@ def row(event: str, kind: str, system: str, exposure: float, published: int, cos
     selector = system.split("@")[0]
     lam = float(system.split("@")[1]) if "@" in system else None
     return Row(
+        category="multi_turn_base",
         event=event,
         event_type=kind,
         system=system,
         selector=selector,
+        values="use" if "[use]" in system else "kind",
         lam=lam,
         sweep=False,
         cascade=10,
@@ -49,6 +51,8 @@ def row(event: str, kind: str, system: str, exposure: float, published: int, cos
         exposure=exposure,
         availability=1.0,
         recovered=published / 8,
+        looked_up=published // 2,
+        useful=published / 8,
         cost=cost,
         cost_norm=cost / 8,
         objective=published - cost,
@@ -59,7 +63,9 @@ def row(event: str, kind: str, system: str, exposure: float, published: int, cos
 
 def test_systems_cover_the_baselines_and_both_selectors() -> None:
     names = [s.name for s in systems()]
-    assert names[:2] == ["none", "all"] and "mincut@0.5" in names and "greedy@1" in names
+    assert names[:2] == ["none", "all"]
+    for model in ("kind", "use"):
+        assert f"mincut[{model}]@0.5" in names and f"greedy[{model}]@1" in names
     assert len(systems(sweep=True)) > len(systems())
 
 
@@ -70,17 +76,19 @@ def test_summary_table_and_files(tmp_path: Path) -> None:
         for system, exp, pub, cost in (
             ("none", 0.5, 0, 0.0),
             ("all", 0.0, 8, 8.0),
-            ("mincut@1", 0.0, 6, 4.0),
-            ("greedy@1", 0.0, 4, 4.0),
+            ("mincut[kind]@1", 0.0, 6, 4.0),
+            ("greedy[kind]@1", 0.0, 4, 4.0),
+            ("mincut[use]@1", 0.0, 5, 3.0),
         )
     ]
     summary = summarise(rows)
-    assert [s["event_type"] for s in summary][::4] == ["all", "delete", "correct", "migrate"]
+    assert [s["event_type"] for s in summary][::5] == ["all", "delete", "correct", "migrate"]
     overall = {s["system"]: s for s in summary if s["event_type"] == "all"}
     assert overall["none"]["exposure"] == 0.5 and overall["all"]["recovered"] == 1.0
-    assert overall["mincut@1"]["cost_norm"] == 0.5
+    assert overall["mincut[kind]@1"]["cost_norm"] == 0.5
+    assert overall["mincut[use]@1"]["useful"] == 5 / 8
     table = format_table(summary)
-    assert "mincut@1" in table and "exposure" in table
+    assert "mincut[use]@1" in table and "useful" in table and "exposure" in table
     write_csv(rows, tmp_path / "r.csv")
     write_summary(summary, tmp_path / "s.csv")
     plot(summary, tmp_path / "p.png")
@@ -104,17 +112,17 @@ def test_frontier_reports_the_recovery_target_both_ways() -> None:
     missed = frontier(
         summary(
             [
-                ("mincut@1", 0.954, 0.903),
-                ("mincut@1.25", 0.769, 0.670),
-                ("mincut@1.5", 0.139, 0.059),
+                ("mincut[kind]@1", 0.954, 0.903),
+                ("mincut[kind]@1.25", 0.769, 0.670),
+                ("mincut[kind]@1.5", 0.139, 0.059),
             ]
         )
     )
     assert missed[0].endswith("not met")
-    assert "0.139 (mincut@1.5" in missed[1]
-    assert "0.903 (mincut@1," in missed[2]
-    met = frontier(summary([("mincut@0.5", 1.0, 1.0), ("mincut@1", 0.96, 0.55)]))
-    assert met[0].endswith("met by mincut@1")
+    assert "0.139 (mincut[kind]@1.5" in missed[1]
+    assert "0.903 (mincut[kind]@1," in missed[2]
+    met = frontier(summary([("mincut[kind]@0.5", 1.0, 1.0), ("mincut[kind]@1", 0.96, 0.55)]))
+    assert met[0].endswith("met by mincut[kind]@1")
     assert (
         frontier(
             [
@@ -129,3 +137,21 @@ def test_frontier_reports_the_recovery_target_both_ways() -> None:
         )
         == []
     )
+
+
+def test_pre_and_post_workloads_share_one_distribution_but_not_draws() -> None:
+    from bench.bfcl.builder import build_memory
+    from bench.bfcl.workload import popularity, pre_workload, task_lookups, workload
+
+    memory = build_memory(6)
+    weights = popularity(memory, seed=7)
+    assert weights == popularity(memory, seed=7)  # seeded, independent of any event
+    assert abs(sum(weights.values()) - 1.0) < 1e-9
+    assert set(weights) == set(task_lookups(memory, [t.id for t in memory.tasks]))
+    assert len(set(weights.values())) > 1  # skewed, not uniform
+    pre = pre_workload(memory, weights, 200, seed=7)
+    assert len(pre) == 200 and set(pre) <= set(weights)
+    fired = {a.uid for a in memory.artifacts if a.meta.get("task") == memory.tasks[0].id}
+    post = workload(memory, fired, "e-1", 50, weights)
+    assert post == workload(memory, fired, "e-1", 50, weights)  # every system sees the same
+    assert post != pre[:50]

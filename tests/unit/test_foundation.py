@@ -25,6 +25,8 @@ LABELS = {
     "RepairEvent",
     "EmbeddingSpace",
     "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
+    "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
+    "UsageLog",  # use recording: one per namespace
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 

@@ -299,7 +299,10 @@ class MemoRepairStore(BaseStore):
     def _get(self, op: GetOp) -> Item | None:
         uid = uid_of(op.namespace, op.key)
         served = self.memory.served([uid]).get(uid)
-        return _item(served) if served else None
+        if served is None:
+            return None
+        self.memory.record_use([uid])
+        return _item(served)
 
     # ---- writes ----
     def _put(self, op: PutOp) -> None:
@@ -347,7 +350,9 @@ class MemoRepairStore(BaseStore):
             found = self._ranked(op.query, prefix, op.filter, wanted)
         else:
             found = list(self._scan(prefix, op.filter, set(), wanted))
-        return found[op.offset : wanted]
+        page = found[op.offset : wanted]
+        self.memory.record_use(uid_of(item.namespace, item.key) for item in page)
+        return page
 
     def _ranked(
         self, query: str, prefix: str, conditions: dict[str, Any] | None, wanted: int
@@ -358,7 +363,12 @@ class MemoRepairStore(BaseStore):
         k = min(MAX_K, max(2 * wanted, 10))
         while True:
             hits = self.memory.search(
-                query, k, meta=meta or None, uid_prefix=prefix or None, mode=self.mode
+                query,
+                k,
+                meta=meta or None,
+                uid_prefix=prefix or None,
+                mode=self.mode,
+                record_use=False,
             )
             served = self.memory.served([hit.uid for hit in hits])
             passed = [
