@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,15 @@ def test_explicit_sizes_win(tmp_path: Path) -> None:
     chosen = size_server(tmp_path, "512m", "64M", 30.0, memory_bytes=24 * GIB)
     assert (chosen.heap, chosen.pagecache, chosen.stop_timeout_s) == ("512m", "64m", 30.0)
     assert format_size(1536 * MIB) == "1536m" and format_size(8 * GIB) == "8g"
+
+
+def test_start_refuses_a_store_from_a_newer_neo4j_before_running_anything(tmp_path: Path) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = int(sock.getsockname()[1])
+    server = LocalServer(load_settings(state_dir=tmp_path, bolt_port=port, neo4j_uri=None))
+    server.version_file.parent.mkdir(parents=True)
+    server.version_file.write_text("2026.08.1\n")
+    with pytest.raises(ServerError, match=r"MEMOREPAIR_NEO4J_VERSION=2026\.08\.1"):
+        server.start()
+    assert not server.pid_file.exists() and not server.lib.exists()
