@@ -233,7 +233,12 @@ class LocalServer:
         ]
 
     def _launch(self, command: list[str]) -> subprocess.Popen[bytes]:
-        """The server in its own session, its output appended to console.log."""
+        """The server in its own session, its output appended to console.log.
+
+        The version is recorded first: the server may upgrade the store as it starts,
+        and a start that fails half way must not leave an older line free to open it.
+        """
+        write_private(self.version_file, f"{self.settings.neo4j_version}\n")
         self.console_log.parent.mkdir(parents=True, exist_ok=True)
         log_fd = os.open(self.console_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(log_fd, "ab") as log:
@@ -266,7 +271,6 @@ class LocalServer:
                     f"last lines of {self.console_log}:\n{self._log_tail()}"
                 )
             if _bolt_answers(self.settings.bolt_port):
-                write_private(self.version_file, f"{self.settings.neo4j_version}\n")
                 progress(f"Neo4j is up after {time.monotonic() - started:.1f}s (pid {process.pid})")
                 return self.status()
             percent = recovery_percent(read_from(debug_log, log_offset))
