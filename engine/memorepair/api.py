@@ -522,11 +522,11 @@ class MemoryStore:
         if related:
             if uid is None:
                 raise InputError("related retrieval needs a uid")
-            rows = self.store.read(RETRIEVE_RELATED, key=artifact_key(self.ns, uid), limit=limit)
+            rows = self.store.serve(RETRIEVE_RELATED, key=artifact_key(self.ns, uid), limit=limit)
         elif uid is not None:
-            rows = self.store.read(RETRIEVE_UID, key=artifact_key(self.ns, uid))
+            rows = self.store.serve(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
+            rows = self.store.serve(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
         found = [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
         self.record_use(a.uid for a in found)
         return found
@@ -577,10 +577,21 @@ class MemoryStore:
         MEMOREPAIR_USE_FLUSH_S seconds, and `close` at the end); identities written."""
         return self.uses.flush()
 
+    def bookmarks(self) -> list[str]:
+        """Bookmarks of every commit this store has made (after a repair: its barrier and
+        publication). Hand them to readers in other processes: their `await_bookmarks`
+        makes their serving reads causally after those commits on a cluster or Aura."""
+        return self.store.bookmarks()
+
+    def await_bookmarks(self, bookmarks: Sequence[str]) -> None:
+        """Make this store's reads see the commits `bookmarks` name (another process's
+        `bookmarks()`); returns once the server that serves reads holds them."""
+        self.store.await_bookmarks(bookmarks)
+
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
         """The served version of each uid that has one, with its uid's times (one read)."""
         keys = [artifact_key(self.ns, uid) for uid in dict.fromkeys(uids)]
-        rows = self.store.read(READ_SERVED, keys=keys) if keys else []
+        rows = self.store.serve(READ_SERVED, keys=keys) if keys else []
         return {(s := _served(row)).artifact.uid: s for row in rows}
 
     def list_served(self, *, uid_prefix: str = "", skip: int = 0, limit: int = 100) -> list[Served]:
@@ -588,13 +599,13 @@ class MemoryStore:
         first, one page (`skip`, `limit`)."""
         if skip < 0 or not 1 <= limit <= 10_000:
             raise InputError(f"skip must be >= 0 and limit in [1, 10000], got {skip}, {limit}")
-        rows = self.store.read(LIST_SERVED, ns=self.ns, prefix=uid_prefix, skip=skip, limit=limit)
+        rows = self.store.serve(LIST_SERVED, ns=self.ns, prefix=uid_prefix, skip=skip, limit=limit)
         return [_served(row) for row in rows]
 
     def served_paths(self, uid_prefix: str = "") -> list[list[str]]:
         """The distinct '/'-separated paths above the served uids starting with `uid_prefix`
         (`a/b/key` lies under `[a, b]`)."""
-        rows = self.store.read(LIST_PATHS, ns=self.ns, prefix=uid_prefix)
+        rows = self.store.serve(LIST_PATHS, ns=self.ns, prefix=uid_prefix)
         return [list(row["path"]) for row in rows]
 
     def reindex(

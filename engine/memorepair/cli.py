@@ -262,7 +262,12 @@ def neo4j() -> None:
 )
 @JSON_OPTION
 def neo4j_start(browser: bool, as_json: bool) -> None:
-    """Fetch the jars if needed, start the server and wait until Bolt answers."""
+    """Fetch the jars if needed, start the server and wait until Bolt answers.
+
+    Runs MEMOREPAIR_NEO4J_VERSION (5.26.x on Java 17, or 2026.x on Java 25) and prints
+    the heap, page cache and stop timeout it chose (MEMOREPAIR_HEAP/PAGECACHE `auto`:
+    sized from the store on disk).
+    """
     from memorepair.local_server import LocalServer
 
     server = LocalServer(_settings())
@@ -284,10 +289,11 @@ def neo4j_start(browser: bool, as_json: bool) -> None:
 @neo4j.command("stop")
 @JSON_OPTION
 def neo4j_stop(as_json: bool) -> None:
-    """Stop the local server cleanly (SIGTERM; SIGKILL after MEMOREPAIR_STOP_TIMEOUT_S, 300).
+    """Stop the local server cleanly (SIGTERM; SIGKILL after MEMOREPAIR_STOP_TIMEOUT_S).
 
-    A clean stop writes a checkpoint, which after a large repair can take a minute; a
-    killed server replays its transaction log at the next start (shown as progress).
+    A clean stop writes a checkpoint, which after a large repair can take minutes (`auto`:
+    300 s plus 120 s per GB of page cache); a killed server replays its transaction log
+    at the next start (shown as progress).
     """
     from memorepair.local_server import LocalServer
 

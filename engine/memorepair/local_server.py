@@ -2,11 +2,13 @@
 
 There is no Docker engine on the machines this project targets and Neo4j is packaged in
 neither Debian nor PyPI, but Maven Central serves the Community jars and Java 17 runs the
-5.26 LTS line. So `start` resolves the jars once into the state folder with Maven, writes a
-`neo4j.conf` (Bolt on 127.0.0.1 only, HTTP off, usage reporting off, no transaction-log
-preallocation), sets the initial password before the first start, and runs the stock
-`org.neo4j.server.CommunityEntryPoint` in its own session. It returns once Bolt answers a
-protocol handshake, so the caller can connect at once.
+5.26 LTS line (Java 25 the 2026.x line; `neo4j_releases.py` holds what differs). So
+`start` resolves the jars once into the state folder with Maven, writes a `neo4j.conf`
+(Bolt on 127.0.0.1 only, HTTP off, usage reporting off, no transaction-log preallocation,
+heap and page cache sized from the store by `server_sizing.py`), sets the initial
+password before the first start, and runs the line's stock entry point in its own
+session. It returns once Bolt answers a protocol handshake, so the caller can connect at
+once.
 
 The password comes from `NEO4J_PASSWORD`, else is generated into
 `<state>/neo4j/password` with mode 0600. It is never printed, and it reaches the admin
@@ -38,9 +40,10 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memorepair.errors import ServerError
+from memorepair.neo4j_releases import ENTRY_POINTS, check_downgrade, choose_java, release_for
+from memorepair.server_sizing import Sizing, size_server
 from memorepair.settings import Settings
 
-ENTRY_POINT = "org.neo4j.server.CommunityEntryPoint"
 #: Whatever the launcher, Maven, the admin tool and the server create: owner-only.
 PRIVATE_UMASK = 0o077
 ADMIN_TOOL = "org.neo4j.cli.AdminTool"
@@ -117,6 +120,9 @@ class LocalServer:
         self.password_file = self.root / "password"
         self.console_log = self.home / "logs" / "console.log"
         self.browser_lib = self.root / "browser" / "lib"
+        self.release = release_for(settings.neo4j_version)
+        #: Which Neo4j last opened the store (Neo4j upgrades a store and never downgrades).
+        self.version_file = self.home / "data" / "memorepair-neo4j-version"
 
     # ---- facts -------------------------------------------------------------------
     def status(self) -> ServerStatus:
@@ -180,32 +186,60 @@ class LocalServer:
             progress(f"Neo4j already running (pid {current.pid}) at {current.uri}")
             return current
         self._check_ports(browser)
-        java = self._java()
+        check_downgrade(self.store_version(), self.settings.neo4j_version)
+        command = self._prepare(progress, browser)
+        progress(
+            f"starting Neo4j {self.settings.neo4j_version} ({self.release.line}, "
+            f"{command[0]}) on {self.settings.local_uri}"
+        )
+        return self._await_bolt(self._launch(command), progress)
+
+    def sizing(self) -> Sizing:
+        """Heap, page cache and stop timeout for this store (`auto` values sized from it)."""
+        s = self.settings
+        store, _ = self.database_dirs(s.neo4j_database)
+        return size_server(store, s.heap, s.pagecache, s.stop_timeout_s)
+
+    def store_version(self) -> str | None:
+        """The Neo4j version that last opened this state folder's store (None: never)."""
+        try:
+            return self.version_file.read_text(encoding="utf-8").strip() or None
+        except OSError:
+            return None
+
+    def _prepare(self, progress: Callable[[str], None], browser: bool) -> list[str]:
+        """Java, jars, neo4j.conf and the initial password; the command that starts it."""
+        java = str(choose_java(self.release, self.settings.java_home))
         self.ensure_jars(progress)
         classpath = f"{self.lib}/*"
         if browser:
             classpath += f"{os.pathsep}{self.ensure_browser(progress)}/*"
-        self._write_conf(browser)
+        sizing = self.sizing()
+        progress(f"memory: {sizing.reason}")
+        self._write_conf(sizing, browser)
         if self.settings.local_auth:
             self._set_initial_password(java)
-        self.console_log.parent.mkdir(parents=True, exist_ok=True)
-        command = [
+        return [
             java,
-            f"-Xms{self.settings.heap}",
-            f"-Xmx{self.settings.heap}",
+            f"-Xms{sizing.heap}",
+            f"-Xmx{sizing.heap}",
             *JVM_FLAGS,
             "-cp",
             classpath,
-            ENTRY_POINT,
+            self.release.entry_point,
             f"--home-dir={self.home}",
             f"--config-dir={self.conf_dir}",
             "--console-mode",
         ]
-        progress(f"starting Neo4j {self.settings.neo4j_version} on {self.settings.local_uri}")
-        started = time.monotonic()
-        debug_log = self.home / "logs" / "debug.log"
-        log_offset = debug_log.stat().st_size if debug_log.exists() else 0
-        recovered: int | None = None
+
+    def _launch(self, command: list[str]) -> subprocess.Popen[bytes]:
+        """The server in its own session, its output appended to console.log.
+
+        The version is recorded first: the server may upgrade the store as it starts,
+        and a start that fails half way must not leave an older line free to open it.
+        """
+        write_private(self.version_file, f"{self.settings.neo4j_version}\n")
+        self.console_log.parent.mkdir(parents=True, exist_ok=True)
         log_fd = os.open(self.console_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         with os.fdopen(log_fd, "ab") as log:
             process = subprocess.Popen(
@@ -218,6 +252,16 @@ class LocalServer:
                 umask=PRIVATE_UMASK,
             )
         write_private(self.pid_file, f"{process.pid}\n")
+        return process
+
+    def _await_bolt(
+        self, process: subprocess.Popen[bytes], progress: Callable[[str], None]
+    ) -> ServerStatus:
+        """Wait until Bolt answers a handshake; while crash recovery moves, keep waiting."""
+        started = time.monotonic()
+        debug_log = self.home / "logs" / "debug.log"
+        log_offset = debug_log.stat().st_size if debug_log.exists() else 0
+        recovered: int | None = None
         deadline = started + self.settings.start_timeout_s
         while time.monotonic() < deadline:
             if process.poll() is not None:
@@ -264,7 +308,7 @@ class LocalServer:
         A clean shutdown writes a checkpoint, which after a large write can take a minute
         or more; a kill instead makes the next start replay the transaction log.
         """
-        timeout_s = self.settings.stop_timeout_s if timeout_s is None else timeout_s
+        timeout_s = self.sizing().stop_timeout_s if timeout_s is None else timeout_s
         pid = self._live_pid()
         if pid is None:
             self.pid_file.unlink(missing_ok=True)
@@ -342,19 +386,7 @@ class LocalServer:
         write_private(marker, "ok\n")
         return lib
 
-    def _java(self) -> str:
-        home = self.settings.java_home or (
-            Path(os.environ["JAVA_HOME"]) if os.environ.get("JAVA_HOME") else None
-        )
-        java = str(home / "bin" / "java") if home else shutil.which("java")
-        if java is None or not Path(java).exists():
-            raise ServerError(
-                "Java is not installed (need Java 17 or 21 for Neo4j 5.26); install it "
-                "(Debian: apt-get install openjdk-17-jre-headless) or set MEMOREPAIR_JAVA_HOME"
-            )
-        return java
-
-    def _write_conf(self, browser: bool = False) -> None:
+    def _write_conf(self, sizing: Sizing, browser: bool = False) -> None:
         for sub in ("conf", "data", "logs", "run", "import", "plugins"):
             (self.home / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
         s = self.settings
@@ -362,6 +394,8 @@ class LocalServer:
             "# Written by `memorepair neo4j start` on every start; edit settings, not this file.",
             "server.default_listen_address=127.0.0.1",
             f"server.bolt.listen_address=127.0.0.1:{s.bolt_port}",
+            # Routing drivers (neo4j://) connect to the address the routing table names.
+            f"server.bolt.advertised_address=127.0.0.1:{s.bolt_port}",
             "server.bolt.enabled=true",
             *_http_conf(s, browser),
             "server.https.enabled=false",
@@ -370,9 +404,9 @@ class LocalServer:
             f"server.directories.run={self.home / 'run'}",
             f"server.directories.import={self.home / 'import'}",
             f"server.directories.plugins={self.home / 'plugins'}",
-            f"server.memory.heap.initial_size={s.heap}",
-            f"server.memory.heap.max_size={s.heap}",
-            f"server.memory.pagecache.size={s.pagecache}",
+            f"server.memory.heap.initial_size={sizing.heap}",
+            f"server.memory.heap.max_size={sizing.heap}",
+            f"server.memory.pagecache.size={sizing.pagecache}",
             f"dbms.security.auth_enabled={'true' if s.local_auth else 'false'}",
             "dbms.usage_report.enabled=false",
             "db.tx_log.preallocate=false",
@@ -381,6 +415,7 @@ class LocalServer:
             "db.tx_log.rotation.retention_policy=keep_none",
             f"db.tx_log.rotation.size={TX_LOG_ROTATION_BYTES // 1024}k",
             "db.logs.query.enabled=OFF",
+            *self.release.conf,
         ]
         write_private(self.conf_dir / "neo4j.conf", "\n".join(lines) + "\n")
 
@@ -434,7 +469,8 @@ class LocalServer:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             return None
-        return pid if ENTRY_POINT.encode() in cmdline and _alive(pid) else None
+        ours = any(e.encode() in cmdline for e in ENTRY_POINTS)
+        return pid if ours and _alive(pid) else None
 
     def _log_tail(self, lines: int = 25) -> str:
         try:
@@ -455,7 +491,6 @@ def _http_conf(s: Settings, browser: bool) -> list[str]:
         "server.http.enabled=true",
         f"server.http.listen_address=127.0.0.1:{s.http_port}",
         f"server.http.advertised_address=127.0.0.1:{s.http_port}",
-        f"server.bolt.advertised_address=127.0.0.1:{s.bolt_port}",
         # The Browser then does not report usage.
         "client.allow_telemetry=false",
     ]

@@ -18,7 +18,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from dotenv import dotenv_values
 from pydantic import (
@@ -85,19 +85,29 @@ class Settings(BaseSettings):
 
     # --- the local server (used when no NEO4J_URI is set) ---------------------------------
     state_dir: Path = Path(".memorepair")
+    #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `neo4j_releases.py`.
     neo4j_version: str = Field(default="5.26.30", pattern=r"^\d+\.\d+\.\d+$")
     bolt_port: int = Field(default=7687, ge=1024, le=65535)
     #: Neo4j Browser and the HTTP API, on 127.0.0.1 only (`neo4j start --browser`).
     http_port: int = Field(default=7474, ge=1024, le=65535)
-    heap: str = Field(default="2g", pattern=r"^\d+[mg]$")
-    pagecache: str = Field(default="512m", pattern=r"^\d+[mg]$")
+    #: `auto` sizes both from the store at each start (`server_sizing.py`), or e.g. `8g`.
+    heap: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
+    pagecache: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
     local_auth: bool = True
     java_home: Path | None = None
     #: Without an answer on Bolt for this long, `neo4j start` gives up; every step of
     #: crash recovery it reports (debug.log) gives it this long again.
     start_timeout_s: float = Field(default=120.0, gt=0)
     #: A clean shutdown writes a checkpoint (the dirty page cache); SIGKILL after this.
-    stop_timeout_s: float = Field(default=300.0, gt=0)
+    #: `auto`: 300 s plus 120 s per GB of page cache.
+    stop_timeout_s: Annotated[float, Field(gt=0)] | Literal["auto"] = "auto"
+
+    # --- past one machine (docs/scaling.md) -------------------------------------------------
+    #: Where serving reads (retrieve, search, served) go on a cluster or Aura: `writer`
+    #: reads from the leader, so a read always sees the last barrier's commit; `any` lets
+    #: read replicas answer (a process's own reads still follow its writes, by bookmark;
+    #: other processes pass `MemoryStore.bookmarks()` to `await_bookmarks`).
+    serving_reads: Literal["writer", "any"] = "writer"
 
     # --- repair ----------------------------------------------------------------------
     lam: float = Field(default=1.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))

@@ -4,6 +4,13 @@ Reads go through `execute_query` routed to readers; multi-statement work (the ba
 staging, publication) runs as one managed transaction function, which the driver retries
 on transient errors, so every write in `cypher/` is written to be safe to run twice.
 Driver errors are translated once, here, into the package's own errors.
+
+On a cluster or Aura (`neo4j://`), a read routed to a follower may not yet hold a commit
+the leader acknowledged. Every query and transaction of one Store therefore shares one
+bookmark manager, so this process's reads are causally after its own writes (the
+barrier included). Serving reads go to the writer by default (MEMOREPAIR_SERVING_READS,
+docs/scaling.md); other processes chain themselves to a commit with `bookmarks()` and
+`await_bookmarks()`.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ Row = dict[str, Any]
 #: Every constraint and index of `cypher/schema/`, each IF NOT EXISTS (`apply_schema`).
 SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
 SCHEMA_CONSTRAINTS = queries.named("store/schema_constraints")
+PING = queries.named("store/ping")
 
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
 #: have two current versions, and without them every lookup by vid or key scans a label.
@@ -77,6 +85,11 @@ class Store:
         #: server memory per transaction; MEMOREPAIR_BATCH_SIZE).
         self.batch_size = settings.batch_size
         self._schema_seen = False
+        #: One per Store: every read carries the bookmarks of every write before it.
+        self._bookmarks = GraphDatabase.bookmark_manager()
+        self._serving_route = (
+            RoutingControl.WRITE if settings.serving_reads == "writer" else RoutingControl.READ
+        )
 
     @classmethod
     def connect(cls, settings: Settings) -> Store:
@@ -158,6 +171,24 @@ class Store:
     def read(self, query: Query, **params: Any) -> list[Row]:
         return self._execute(query, params, RoutingControl.READ)
 
+    def serve(self, query: Query, **params: Any) -> list[Row]:
+        """A serving read (what agents read): on the writer when MEMOREPAIR_SERVING_READS
+        is `writer`, so it sees every barrier committed before it, else on any member."""
+        return self._execute(query, params, self._serving_route)
+
+    def bookmarks(self) -> list[str]:
+        """The bookmarks of everything this Store has committed or read (opaque strings),
+        for a reader elsewhere to pass to its own `await_bookmarks`."""
+        return sorted(self._bookmarks.get_bookmarks())
+
+    def await_bookmarks(self, bookmarks: Sequence[str]) -> None:
+        """Chain this Store's later reads after the commits `bookmarks` name, and wait
+        until the serving member holds them (the server blocks the read until then)."""
+        if isinstance(bookmarks, str):
+            raise InputError("bookmarks are a list of strings (from bookmarks()), not one string")
+        self._bookmarks.update_bookmarks([], list(bookmarks))
+        self.serve(PING)
+
     def batched(self, values: Sequence[T]) -> Iterator[list[T]]:
         """`values` in batches of the store's batch size."""
         return batched(values, self.batch_size)
@@ -191,7 +222,7 @@ class Store:
             attempts.append(Tx(tx))
             return work(attempts[-1])
 
-        with self._translated(), self.driver.session(database=self.database) as session:
+        with self._translated(), self._session() as session:
             result = session.execute_write(attempt)
         for callback in attempts[-1]._after_commit:  # the last attempt is the one that committed
             callback()
@@ -199,22 +230,25 @@ class Store:
 
     def autocommit(self, query: Query, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
-        with self._translated(), self.driver.session(database=self.database) as session:
+        with self._translated(), self._session() as session:
             session.run(_text(query), query.params(params)).consume()
 
     def read_capped(self, query: Query, timeout_s: float, **params: Any) -> list[Row]:
         """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
         baselines); the server's timeout error surfaces as `DatabaseError`."""
-        with self._translated(), self.driver.session(database=self.database) as session:
+        with self._translated(), self._session() as session:
             result = session.run(neo4j.Query(_text(query), timeout=timeout_s), query.params(params))
             return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
 
     def explain(self, query: Query, params: Mapping[str, Any]) -> dict[str, Any]:
         """The planner's plan for a query file (tests check reach queries stay linear)."""
         text = "EXPLAIN " + _text(query)
-        with self._translated(), self.driver.session(database=self.database) as session:
+        with self._translated(), self._session() as session:
             summary = session.run(text, query.params(params)).consume()
         return dict(summary.plan or {})
+
+    def _session(self) -> neo4j.Session:
+        return self.driver.session(database=self.database, bookmark_manager=self._bookmarks)
 
     def _execute(
         self, query: Query, params: Mapping[str, Any], routing: RoutingControl
@@ -228,6 +262,7 @@ class Store:
                 query.params(params),
                 database_=self.database,
                 routing_=routing,
+                bookmark_manager_=self._bookmarks,
             )
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
 

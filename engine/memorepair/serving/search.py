@@ -308,12 +308,12 @@ class Searcher:
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
 
         def run(fetch: int) -> Row:
-            (found,) = self.store.read(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
+            (found,) = self.store.serve(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
             return found
 
         def scan() -> Ranking | None:
-            (found,) = self.store.read(
+            (found,) = self.store.serve(
                 SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed
             )
             if found["returned"] >= SCAN_CAP:
@@ -322,7 +322,7 @@ class Searcher:
 
         ranking, tried = _widened(run, k, "index", scan)
         if ranking is None:
-            (found,) = self.store.read(SEARCH_VECTOR_ALL, **fixed)
+            (found,) = self.store.serve(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 2)
         return ranking
@@ -331,7 +331,7 @@ class Searcher:
         """Refuse a query whose model is not the namespace's (or while it is re-embedded)."""
         model, dimension, state = found.get("model"), found.get("dimension"), found.get("state")
         if model is None:
-            (space,) = self.store.read(GET_SPACE, ns=ns)
+            (space,) = self.store.serve(GET_SPACE, ns=ns)
             if space["serves"]:
                 raise EmbeddingError(
                     f"namespace {ns!r} has served versions but no embeddings "
@@ -364,12 +364,12 @@ class Searcher:
         fixed = {**f.params(), "lucene": query, "k": k}
 
         def run(fetch: int) -> Row:
-            (found,) = self.store.read(SEARCH_TEXT, fetch=fetch, **fixed)
+            (found,) = self.store.serve(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 
         ranking, tried = _widened(run, k, "index")
         if ranking is None:
-            (found,) = self.store.read(SEARCH_TEXT_ALL, **fixed)
+            (found,) = self.store.serve(SEARCH_TEXT_ALL, **fixed)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 1)
         return ranking
 
@@ -378,7 +378,7 @@ class Searcher:
         seen = {h.uid for h in hits}
         keys = [artifact_key(f.ns, h.uid) for h in hits]
         out: list[Hit] = []
-        for row in self.store.read(SEARCH_RELATED, keys=keys, **f.params()):
+        for row in self.store.serve(SEARCH_RELATED, keys=keys, **f.params()):
             if row["uid"] in seen:
                 continue
             seen.add(row["uid"])
