@@ -111,6 +111,8 @@ class MemoryStore:
         self.config = config or RepairConfig.from_settings(store.settings)
         self._searcher = searching.Searcher(store)
         self._owns_store = True
+        #: Embeddings of fresh records written just after their commit (None: inline/off).
+        self._backlog = embedding.backlog_for(store)
 
     @property
     def settings(self) -> Settings:
@@ -125,12 +127,21 @@ class MemoryStore:
         _check_namespace(ns)
         sibling = MemoryStore(self.store, ns, self.registry, self.config)
         sibling._owns_store = False
+        sibling._backlog = self._backlog  # one writer per connection
         return sibling
 
     def close(self) -> None:
         self._searcher.close()
         if self._owns_store:
+            if self._backlog is not None:
+                self._backlog.close()
             self.store.close()
+
+    def flush_embeddings(self) -> None:
+        """Wait until every version recorded so far by this store has its embedding
+        (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit)."""
+        if self._backlog is not None:
+            self._backlog.flush()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -157,7 +168,9 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item, on_stale=on_stale)
+        return recording.record(
+            self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog
+        )
 
     def import_items(
         self,
@@ -547,6 +560,7 @@ class MemoryStore:
             searchable=self.settings.search_meta_fields,
             prefix=uid_prefix,
         )
+        self.flush_embeddings()  # this process finds what it recorded
         return self._searcher.search(query, k, f, mode, related)
 
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
@@ -574,6 +588,7 @@ class MemoryStore:
     ) -> reindexing.ReindexReport:
         """Re-embed the namespace with the configured embedder (after changing the model)
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
+        self.flush_embeddings()
         return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
 
     def _require_embedder(self) -> None:

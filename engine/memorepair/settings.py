@@ -153,6 +153,11 @@ class Settings(BaseSettings):
     #: Off: nothing is embedded and `search` refuses (writes mark the namespace stale,
     #: so turning it back on needs `memorepair reindex`).
     embeddings: bool = True
+    #: `deferred`: `record` and imports commit without the embedding, which a background
+    #: writer adds just after (vector search finds a version once it lands; this process's
+    #: searches wait for it). `inline`: computed and written inside the record's own
+    #: transaction (searchable by meaning at commit, about twice the latency).
+    record_embedding: Literal["deferred", "inline"] = "deferred"
     #: Meta fields that search can filter on (`--meta key=value`) and match as text;
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)
