@@ -155,6 +155,7 @@ class MemoryStore:
 
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
+        self.flush_embeddings()
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
     def record(
@@ -171,6 +172,33 @@ class MemoryStore:
         return recording.record(
             self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog
         )
+
+    def record_many(
+        self,
+        items: Iterable[ArtifactIn | Mapping[str, Any]],
+        *,
+        on_stale: OnStale = "withdraw",
+        progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> recording.ImportReport:
+        """Record many artifacts at once: the batch API (UNWIND batches of
+        MEMOREPAIR_BATCH_SIZE rows, two in flight), with `record`'s rules for each.
+
+        All or none: every item is validated first (a bad one is named by its position,
+        `item N` counting from 1, its uid and field), and a failure while writing takes
+        back the batches that committed. Inputs may be earlier or later items of the same
+        call, or current artifacts of the store (`uid` or `uid@N`).
+        """
+        artifacts: list[ArtifactIn] = []
+        seen: dict[str, int] = {}
+        for number, item in enumerate(items, start=1):
+            artifact = item if isinstance(item, ArtifactIn) else _parse_item(item, number)
+            if artifact.uid in seen:
+                raise InputError(
+                    f"item {number}: uid {artifact.uid!r} is already item {seen[artifact.uid]}"
+                )
+            seen[artifact.uid] = number
+            artifacts.append(artifact)
+        return self.import_items(artifacts, progress, on_stale=on_stale)
 
     def import_items(
         self,
@@ -189,7 +217,7 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog
         )
 
     def import_file(
@@ -201,7 +229,7 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store, self.ns, path, on_stale=on_stale, progress=progress
+            self.store, self.ns, path, on_stale=on_stale, progress=progress, backlog=self._backlog
         )
 
     def export_file(
@@ -757,6 +785,19 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     except ValidationError as exc:
         uid = str(data.get("uid", "?"))[:80]
         raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
+
+
+def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
+    """One item of `record_many`, its errors naming its position, uid and field."""
+    from pydantic import ValidationError
+
+    if not isinstance(data, Mapping):
+        raise InputError(f"item {number}: expected an artifact (a mapping), got {type(data).__name__}")
+    try:
+        return ArtifactIn.model_validate(dict(data))
+    except ValidationError as exc:
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"item {number} (uid {uid!r}): {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

@@ -508,8 +508,11 @@ class EmbeddingBacklog:
 
 
 def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> None:
-    claim_space(tx, ns, space)
-    tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
+    """Write, then claim the space only if a version took an embedding (a namespace
+    cleared meanwhile gets no space node back); a mismatch rolls the writes back."""
+    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
+    if found["written"]:
+        claim_space(tx, ns, space)
 
 
 def backlog_for(store: Store) -> EmbeddingBacklog | None:

@@ -64,7 +64,7 @@ def dummy(param: str) -> Any:
         return ["x/none"]
     if param == "rows":
         return []
-    if param in ("figures", "spec_map"):
+    if param in ("figures", "spec_map", "row"):
         return {}
     if param in (
         "limit",
