@@ -169,9 +169,7 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(
-            self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog
-        )
+        return recording.record(self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog)
 
     def record_many(
         self,
@@ -792,7 +790,9 @@ def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
     from pydantic import ValidationError
 
     if not isinstance(data, Mapping):
-        raise InputError(f"item {number}: expected an artifact (a mapping), got {type(data).__name__}")
+        raise InputError(
+            f"item {number}: expected an artifact (a mapping), got {type(data).__name__}"
+        )
     try:
         return ArtifactIn.model_validate(dict(data))
     except ValidationError as exc:

@@ -476,7 +476,7 @@ class EmbeddingBacklog:
                 self._changed.notify_all()
             try:
                 self._write(batch)
-            except Exception as exc:  # noqa: BLE001 - a dead writer would hang every flush
+            except Exception as exc:  # a dead writer would hang every flush
                 self.error = exc
             finally:
                 with self._changed:
@@ -504,7 +504,6 @@ class EmbeddingBacklog:
             except MemoRepairError as exc:
                 self.error = exc
                 self._store.write(MARK_SPACE_STALE, ns=ns)
-
 
 
 def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> None:

@@ -289,7 +289,12 @@ def _record_one(
         embedding.check_space(ns, space, found["model"], found["dimension"])
     if not found["created"]:
         return _write_batch(tx, ns, [artifact], on_stale, search, space)[0]
-    return {"vid": row["vid"], "uid": artifact.uid, "live": found["live"], "held_by": found["held_by"]}
+    return {
+        "vid": row["vid"],
+        "uid": artifact.uid,
+        "live": found["live"],
+        "held_by": found["held_by"],
+    }
 
 
 @dataclass(frozen=True)
@@ -332,9 +337,11 @@ def _write_batch(
     embedding.claim_space(tx, ns, space)
     plain = [r["live"] and r["embedding"] is None for r in rows]
     if any(plain):  # first: the other rows may derive from them (never the reverse)
-        tx.run(CREATE_LIVE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain) if p])
+        tx.run(
+            CREATE_LIVE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if p]
+        )
     if not all(plain):
-        tx.run(CREATE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain) if not p])
+        tx.run(CREATE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if not p])
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
     ]

@@ -61,9 +61,11 @@ def test_record_many_takes_back_committed_batches_when_a_later_one_fails(
     items = [ArtifactIn(uid=f"r{i}", kind=Kind.RECORD, content=f"r{i}") for i in range(6)]
     # a pin to a version that never existed is found while writing the last batch
     items.append(ArtifactIn(uid="bad", kind=Kind.SUMMARY, content="s", inputs=["base@7"]))
-    with open_store(ns=memory.ns, settings=small) as store:
-        with pytest.raises(UnknownArtifactError, match=r"base@7 does not exist"):
-            store.record_many(items)
+    with (
+        open_store(ns=memory.ns, settings=small) as store,
+        pytest.raises(UnknownArtifactError, match=r"base@7 does not exist"),
+    ):
+        store.record_many(items)
     assert _served(memory) == 1  # only `base`: the three committed batches were taken back
 
 
