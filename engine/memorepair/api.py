@@ -65,7 +65,7 @@ from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
-from memorepair.store import Store
+from memorepair.store import Row, Store
 
 CLEAR_NAMESPACE = queries.named("store/clear_namespace")
 COUNT_BY_VISIBILITY = queries.named("store/count_by_visibility")
@@ -73,6 +73,7 @@ EXPORT_LIVE = queries.named("store/export_live")
 RETRIEVE = queries.named("serving/retrieve")
 RETRIEVE_RELATED = queries.named("serving/retrieve_related")
 RETRIEVE_UID = queries.named("serving/retrieve_uid")
+RETRIEVE_SCAN_REST = queries.named("serving/retrieve_scan_rest")
 GET_SPACE = queries.named("serving/get_space")
 READ_SERVED = queries.named("serving/read_served")
 LIST_SERVED = queries.named("serving/list_served")
@@ -555,8 +556,23 @@ class MemoryStore:
         elif uid is not None:
             rows = self.store.read(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.read(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
+            rows = self._retrieve_scan(kind, text, limit)
         return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
+
+    def _retrieve_scan(self, kind: str | None, text: str | None, limit: int) -> list[Row]:
+        """Live artifacts by kind and substring, in uid order: a scan of at most
+        MEMOREPAIR_RETRIEVE_SCAN current versions, refused rather than silently short."""
+        scan = self.settings.retrieve_scan
+        fixed = {"prefix": artifact_key(self.ns, ""), "scan": scan}
+        rows = self.store.read(RETRIEVE, kind=kind, text=text, limit=limit, **fixed)
+        if len(rows) < limit and self.store.read(RETRIEVE_SCAN_REST, **fixed)[0]["more"]:
+            raise InputError(
+                f"retrieve by kind/substring scans, and namespace {self.ns!r} has more than "
+                f"MEMOREPAIR_RETRIEVE_SCAN={scan} artifacts (it found {len(rows)} of "
+                f"{limit} in the first {scan} by uid): use `search --mode text` (indexed), "
+                "a smaller limit, or raise MEMOREPAIR_RETRIEVE_SCAN"
+            )
+        return rows
 
     def search(
         self,

@@ -102,3 +102,27 @@ def _model(memory: MemoryStore) -> str:
     space = embedding.space_of(memory.settings)
     assert space is not None
     return space.model
+
+
+def test_retrieve_by_substring_stops_at_limit_within_its_scan_bound(
+    memory: MemoryStore,
+) -> None:
+    memory.record_many(
+        [{"uid": f"u{i:02d}", "kind": "record", "content": f"Note {i}"} for i in range(12)]
+    )
+    bounded = memory.settings.model_copy(update={"retrieve_scan": 5})
+    with open_store(ns=memory.ns, settings=bounded) as store:
+        found = store.retrieve(text="note", limit=3)  # three within the first five uids
+        assert [a.uid for a in found] == ["u00", "u01", "u02"]
+
+
+def test_retrieve_refuses_an_answer_cut_short_by_its_scan_bound(memory: MemoryStore) -> None:
+    memory.record_many(
+        [{"uid": f"u{i:02d}", "kind": "record", "content": f"Note {i}"} for i in range(12)]
+    )
+    bounded = memory.settings.model_copy(update={"retrieve_scan": 5})
+    with open_store(ns=memory.ns, settings=bounded) as store:
+        with pytest.raises(InputError, match="MEMOREPAIR_RETRIEVE_SCAN=5"):
+            store.retrieve(text="note 11", limit=5)
+        assert [a.uid for a in store.retrieve(text="note 1", limit=1)] == ["u01"]
+    assert [a.uid for a in memory.retrieve(text="note 11")] == ["u11"]
