@@ -8,8 +8,13 @@ takes the same locks, a writer either commits before the barrier (and the barrie
 fixpoint reach then sees its edges) or sees the withdrawal; it never publishes a live
 artifact on stale support.
 
-Each artifact is written with the embedding of its own content, computed for the whole
-batch before its transaction (`embedding.search_fields`), so it is searchable at once.
+Visibility is decided inside the write's own transaction, always. The embedding of each
+artifact's content is not: by default (MEMOREPAIR_RECORD_EMBEDDING=deferred) a background
+writer (`embedding.EmbeddingBacklog`) adds it just after the commit, off the agent's
+latency path, so a fresh artifact is served and found by words at once and by meaning
+once its embedding lands; `inline` computes it before the transaction and writes it in.
+`record` takes one statement in the common case (`store/record_artifact`); `record_many`
+and imports write UNWIND batches, two in flight.
 """
 
 from __future__ import annotations
