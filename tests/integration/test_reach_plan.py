@@ -77,6 +77,7 @@ def dummy(param: str) -> Any:
         "texts",
         "lists",
         "skip",
+        "scan",
     ):
         return 1
     if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
