@@ -27,8 +27,10 @@ configured Neo4j. Four sections, each selectable with ``--only``:
 ``reach``      the pruning reach query vs path enumeration on diamond ladders (two nodes per
                level, each requiring both nodes of the level above: 2*d+1 nodes, 2**d
                paths); enumeration stops after it first exceeds ``--naive-cap`` seconds.
-``writes``     ``import_items`` (UNWIND $rows batches) vs ``record`` (one artifact per
-               transaction) for ``--write-n`` artifacts, ``--repeats`` times (new uids each).
+``writes``     ``record_many`` (UNWIND $rows batches) vs ``record`` (one artifact per
+               transaction) for ``--write-n`` artifacts, ``--repeats`` times (new uids each);
+               ``record`` latency against a bare one-node write, embeddings deferred and
+               inline; ``record_many`` rates for ``--batch-n`` artifacts.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import os
 import random
 import resource
 import statistics
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -357,11 +360,14 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
         + f" {'e2e':>7} {'e2e/raw':>7} {'floor':>7} {'e2e/flr':>7}"
     )
     register_noops(base)  # the registry is shared by every namespace's MemoryStore
+    reads: list[tuple[int, list[float], list[float]]] = []
     print(header)
     for n in sizes:
         memory = _fresh(f"perf-phases-{n}", base)
         items = layered_memory(n)
-        import_s, _ = _timed(partial(memory.import_items, items))
+        # import + the deferred embeddings, so the repair runs on a quiet server
+        import_s, _ = _timed(partial(_import_embedded, memory, items))
+        uids = [item.uid for item in items]
         del items
         rows: list[PhaseRow] = []
         for run in range(1, repeats + 1):
@@ -371,7 +377,12 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             raw, _ = _timed(partial(_run_query, memory, RAW_CASCADE, {"keys": keys}, 600))
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
-            total, report = _timed(partial(memory.repair, event))
+            if run == 1:  # uid reads idle, then during this repair (a reader thread)
+                idle = _uid_reads(memory, uids, lambda: time.sleep(3.0))
+                total, report, during = _uid_reads_during(memory, uids, event)
+                reads.append((n, idle, during))
+            else:
+                total, report = _timed(partial(memory.repair, event))
             floor = write_floor(memory, keys, run)
             row = PhaseRow(
                 n,
@@ -407,6 +418,71 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             f"server {_server_memory(memory)}"
         )
         memory.clear()
+    _print_uid_reads(reads)
+
+
+def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
+    memory.import_items(items)
+    memory.flush_embeddings()
+
+
+def _uid_reads(memory: MemoryStore, uids: Sequence[str], during: Callable[[], Any]) -> list[float]:
+    """Latencies (s) of `retrieve(uid=...)` of random uids, one after another on a
+    reader thread, for as long as `during()` runs in this one."""
+    done = threading.Event()
+    seconds: list[float] = []
+    rng = random.Random(7)
+
+    def reader() -> None:
+        while not done.is_set():
+            uid = rng.choice(uids)
+            started = time.perf_counter()
+            memory.retrieve(uid=uid)
+            seconds.append(time.perf_counter() - started)
+
+    thread = threading.Thread(target=reader, name="bench-uid-reader")
+    thread.start()
+    try:
+        during()
+    finally:
+        done.set()
+        thread.join()
+    return seconds
+
+
+def _uid_reads_during(
+    memory: MemoryStore, uids: Sequence[str], event: Any
+) -> tuple[float, Any, list[float]]:
+    """The repair's wall seconds and report, and the uid reads made while it ran."""
+    result: dict[str, Any] = {}
+
+    def repair() -> None:
+        result["total"], result["report"] = _timed(partial(memory.repair, event))
+
+    seconds = _uid_reads(memory, uids, repair)
+    return result["total"], result["report"], seconds
+
+
+def _print_uid_reads(reads: Sequence[tuple[int, list[float], list[float]]]) -> None:
+    print("\nuid reads (retrieve --uid, random uids, one reader thread), run 1 of each size:")
+    print("(issue 20 before: p99 125 ms during a repair against 51 ms idle)")
+    print(
+        f"{'artifacts':>9} {'idle p50':>9} {'idle p99':>9} {'rep p50':>8} {'rep p99':>8} "
+        f"{'p99 ratio':>9} {'reads':>6}"
+    )
+    for n, idle, during in reads:
+        (i50, i99), (r50, r99) = _quantiles(idle), _quantiles(during)
+        print(
+            f"{n:>9} {i50:9.2f} {i99:9.2f} {r50:8.2f} {r99:8.2f} {r99 / i99:9.2f} {len(during):>6}"
+        )
+    print("ms; idle = 3 s before the repair; rep = while memory.repair ran (the reader adds load)")
+
+
+def _quantiles(seconds: Sequence[float]) -> tuple[float, float]:
+    """p50 and p99 in milliseconds."""
+    ordered = sorted(seconds) or [float("nan")]
+    p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
+    return ordered[len(ordered) // 2] * 1e3, p99 * 1e3
 
 
 def _print_phase_row(row: PhaseRow, import_s: float | None) -> None:
@@ -578,59 +654,119 @@ def _latencies(call: Callable[[int], object], n: int) -> tuple[float, float]:
 
 
 def bench_record_latency(base: MemoryStore, n: int) -> None:
-    """One `record` per call against a bare one-node write transaction, same run."""
+    """One `record` per call against a bare one-node write transaction, same run, with
+    the embedding deferred (the default) and inline (inside the record's transaction)."""
     print("\n== record latency: one artifact per call vs a bare one-node write transaction ==")
+    print("(issue 20 before: bare p50 1.20 ms / p99 5.20; record no inputs 11.02 / 39.79 = 9.2x;")
+    print(" record 2 inputs 11.95 = 10x: three statements, a separate pre-read, embedding inline)")
     memory = _fresh("perf-record", base)
+    inline_settings = base.settings.model_copy(update={"record_embedding": "inline"})
     store = memory.store
-    memory.record(ArtifactIn(uid="warm", kind=Kind.RECORD, content="warm up"))
     text = "Ana prefers aisle seats on long flights and pays in CHF."
-    bare = _latencies(
-        lambda i: store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text)), n
-    )
-    plain = _latencies(
-        lambda i: memory.record(ArtifactIn(uid=f"p{i}", kind=Kind.RECORD, content=text)), n
-    )
-    derived = _latencies(
-        lambda i: memory.record(
-            ArtifactIn(uid=f"d{i}", kind=Kind.SUMMARY, content=text, inputs=[f"p{i}", "warm"])
-        ),
-        n,
-    )
+    with open_store(ns=memory.ns, settings=inline_settings) as inline:
+        memory.record(ArtifactIn(uid="warm", kind=Kind.RECORD, content="warm up"))
+        inline.record(ArtifactIn(uid="warm-i", kind=Kind.RECORD, content="warm up"))
+        bare = _latencies(
+            lambda i: store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text)), n
+        )
+        figures = [("bare one-node write transaction", bare)]
+        for mode, writer in (("deferred", memory), ("inline", inline)):
+            plain = _latencies(_recorder(writer, mode, text, derived=False), n)
+            derived = _latencies(_recorder(writer, mode, text, derived=True), n)
+            figures += [
+                (f"record, {mode} (no inputs)", plain),
+                (f"record, {mode} (2 inputs)", derived),
+            ]
+            writer.flush_embeddings()
     print(f"{'write':<34} {'p50 ms':>8} {'p99 ms':>8} {'p50/bare':>9}")
-    for name, (p50, p99) in (
-        ("bare one-node write transaction", bare),
-        ("record (no inputs)", plain),
-        ("record (2 inputs)", derived),
-    ):
+    for name, (p50, p99) in figures:
         print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare[0]:9.2f}")
     print(f"{n} calls each; embeddings {'on' if memory.settings.embeddings else 'off'}")
     store.write(BARE_CLEAR)
     memory.clear()
 
 
+def _recorder(
+    writer: MemoryStore, mode: str, text: str, *, derived: bool
+) -> Callable[[int], object]:
+    """Call i records `{mode}-p{i}`, or `{mode}-d{i}` derived from it and `warm`."""
+
+    def call(i: int) -> object:
+        if not derived:
+            return writer.record(ArtifactIn(uid=f"{mode}-p{i}", kind=Kind.RECORD, content=text))
+        inputs = [f"{mode}-p{i}", "warm"]
+        item = ArtifactIn(uid=f"{mode}-d{i}", kind=Kind.SUMMARY, content=text, inputs=inputs)
+        return writer.record(item)
+
+    return call
+
+
 def bench_writes(base: MemoryStore, n: int, repeats: int) -> None:
-    print("\n== writes: batched (UNWIND $rows, import_items) vs row by row (record) ==")
+    print("\n== writes: batched (UNWIND $rows, record_many) vs row by row (record) ==")
+    print("(issue 20 before: batched 666 rows/s, row by row 77 rows/s, at 2000 artifacts)")
     memory = _fresh("perf-writes", base)
     batched_runs: list[float] = []
+    embedded_runs: list[float] = []
     row_runs: list[float] = []
     for run in range(repeats):  # each run writes new uids into the same namespace
-        batched_runs.append(_timed(partial(memory.import_items, _write_items(n, f"b{run}-")))[0])
+        items = _write_items(n, f"b{run}-")
+        started = time.perf_counter()
+        memory.record_many(items)
+        batched_runs.append(time.perf_counter() - started)
+        memory.flush_embeddings()
+        embedded_runs.append(time.perf_counter() - started)
         row_runs.append(_timed(partial(_record_each, memory, _write_items(n, f"s{run}-")))[0])
-    batched, row_by_row = _median(batched_runs), _median(row_runs)
+        memory.flush_embeddings()
+    batched, embedded = _median(batched_runs), _median(embedded_runs)
+    row_by_row = _median(row_runs)
     print(
-        f"{'artifacts':>9} {'batched s':>10} {'rows/s':>9} {'row-by-row s':>13} {'rows/s':>9} "
-        f"{'ratio':>6}"
+        f"{'artifacts':>9} {'batched s':>10} {'rows/s':>9} {'+emb rows/s':>11} "
+        f"{'row-by-row s':>13} {'rows/s':>9} {'ratio':>6}"
     )
     print(
-        f"{n:>9} {batched:10.3f} {n / batched:9.0f} {row_by_row:13.3f} {n / row_by_row:9.0f} "
-        f"{row_by_row / batched:6.1f}"
+        f"{n:>9} {batched:10.3f} {n / batched:9.0f} {n / embedded:11.0f} {row_by_row:13.3f} "
+        f"{n / row_by_row:9.0f} {row_by_row / batched:6.1f}"
     )
     print(
         f"medians of {repeats}; runs batched {', '.join(f'{t:.3f}' for t in batched_runs)} s, "
-        f"row by row {', '.join(f'{t:.2f}' for t in row_runs)} s"
+        f"row by row {', '.join(f'{t:.2f}' for t in row_runs)} s; +emb: until the deferred "
+        "embeddings are written too"
     )
     print(f"half records, half caches with 2 inputs each; batch size {memory.settings.batch_size}")
     memory.clear()
+
+
+def bench_batch_api(base: MemoryStore, n: int, repeats: int) -> None:
+    """`record_many` at scale: plain records (what an agent batches) and the mixed memory."""
+    print("\n== batch API: record_many, artifacts/s (target: >= 20k/s in batches) ==")
+    memory = _fresh("perf-batch", base)
+    print(f"{'items':<28} {'artifacts':>9} {'recorded/s':>10} {'+emb/s':>8}")
+    for name, build in (
+        ("records, no inputs", _plain_items),
+        ("half caches with 2 inputs", _write_items),
+    ):
+        recorded: list[float] = []
+        embedded: list[float] = []
+        for run in range(repeats):
+            items = build(n, f"{name[:1]}{run}-")
+            started = time.perf_counter()
+            memory.record_many(items)
+            recorded.append(time.perf_counter() - started)
+            memory.flush_embeddings()
+            embedded.append(time.perf_counter() - started)
+        print(f"{name:<28} {n:>9} {n / _median(recorded):10.0f} {n / _median(embedded):8.0f}")
+    print(
+        f"medians of {repeats}; batch size {memory.settings.batch_size}, two batches in flight; "
+        "recorded = committed, served and text-searchable; +emb = deferred embeddings written"
+    )
+    memory.clear()
+
+
+def _plain_items(n: int, prefix: str) -> list[ArtifactIn]:
+    return [
+        ArtifactIn(uid=f"{prefix}{i}", kind=Kind.RECORD, content=f"note {i}: pays in CHF")
+        for i in range(n)
+    ]
 
 
 # ---- entry point ----------------------------------------------------------------------
@@ -674,6 +810,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-n", type=int, default=2000, help="writes: artifacts per method (default: 2000)"
     )
+    parser.add_argument(
+        "--batch-n",
+        type=int,
+        default=20_000,
+        help="writes: artifacts per record_many run (default: 20000)",
+    )
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",")}
     unknown = only - set(SECTIONS)
@@ -692,6 +834,7 @@ def main(argv: list[str] | None = None) -> int:
             if "writes" in only:
                 bench_writes(base, args.write_n, args.repeats)
                 bench_record_latency(base, min(args.write_n, 500))
+                bench_batch_api(base, args.batch_n, args.repeats)
             if "phases" in only:
                 bench_phases(base, _sizes(args.sizes), args.repeats)
     print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")

@@ -66,7 +66,7 @@ from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
-from memorepair.store import Store
+from memorepair.store import Row, Store
 
 CLEAR_NAMESPACE = queries.named("store/clear_namespace")
 COUNT_BY_VISIBILITY = queries.named("store/count_by_visibility")
@@ -74,6 +74,7 @@ EXPORT_LIVE = queries.named("store/export_live")
 RETRIEVE = queries.named("serving/retrieve")
 RETRIEVE_RELATED = queries.named("serving/retrieve_related")
 RETRIEVE_UID = queries.named("serving/retrieve_uid")
+RETRIEVE_SCAN_REST = queries.named("serving/retrieve_scan_rest")
 GET_SPACE = queries.named("serving/get_space")
 READ_SERVED = queries.named("serving/read_served")
 LIST_SERVED = queries.named("serving/list_served")
@@ -119,6 +120,8 @@ class MemoryStore:
             half_life_s=store.settings.value_half_life_h * 3600.0,
         )
         self._owns_store = True
+        #: Embeddings of fresh records written just after their commit (None: inline/off).
+        self._backlog = embedding.backlog_for(store)
 
     @property
     def settings(self) -> Settings:
@@ -134,13 +137,22 @@ class MemoryStore:
         sibling = MemoryStore(self.store, ns, self.registry, self.config)
         sibling.uses = self.uses
         sibling._owns_store = False
+        sibling._backlog = self._backlog  # one writer per connection
         return sibling
 
     def close(self) -> None:
         self._searcher.close()
         if self._owns_store:
             self.uses.close()  # the last buffered uses, before the driver goes
+            if self._backlog is not None:
+                self._backlog.close()
             self.store.close()
+
+    def flush_embeddings(self) -> None:
+        """Wait until every version recorded so far by this store has its embedding
+        (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit)."""
+        if self._backlog is not None:
+            self._backlog.flush()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -154,6 +166,7 @@ class MemoryStore:
 
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
+        self.flush_embeddings()
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
     def record(
@@ -167,7 +180,34 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item, on_stale=on_stale)
+        return recording.record(self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog)
+
+    def record_many(
+        self,
+        items: Iterable[ArtifactIn | Mapping[str, Any]],
+        *,
+        on_stale: OnStale = "withdraw",
+        progress: Callable[[int, int], None] = lambda done, total: None,
+    ) -> recording.ImportReport:
+        """Record many artifacts at once: the batch API (UNWIND batches of
+        MEMOREPAIR_BATCH_SIZE rows, two in flight), with `record`'s rules for each.
+
+        All or none: every item is validated first (a bad one is named by its position,
+        `item N` counting from 1, its uid and field), and a failure while writing takes
+        back the batches that committed. Inputs may be earlier or later items of the same
+        call, or current artifacts of the store (`uid` or `uid@N`).
+        """
+        artifacts: list[ArtifactIn] = []
+        seen: dict[str, int] = {}
+        for number, item in enumerate(items, start=1):
+            artifact = item if isinstance(item, ArtifactIn) else _parse_item(item, number)
+            if artifact.uid in seen:
+                raise InputError(
+                    f"item {number}: uid {artifact.uid!r} is already item {seen[artifact.uid]}"
+                )
+            seen[artifact.uid] = number
+            artifacts.append(artifact)
+        return self.import_items(artifacts, progress, on_stale=on_stale)
 
     def import_items(
         self,
@@ -186,7 +226,7 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, on_stale=on_stale, progress=progress
+            self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog
         )
 
     def import_file(
@@ -198,7 +238,7 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store, self.ns, path, on_stale=on_stale, progress=progress
+            self.store, self.ns, path, on_stale=on_stale, progress=progress, backlog=self._backlog
         )
 
     def export_file(
@@ -526,10 +566,25 @@ class MemoryStore:
         elif uid is not None:
             rows = self.store.serve(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
-            rows = self.store.serve(RETRIEVE, ns=self.ns, kind=kind, text=text, limit=limit)
+            rows = self._retrieve_scan(kind, text, limit)
         found = [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
         self.record_use(a.uid for a in found)
         return found
+
+    def _retrieve_scan(self, kind: str | None, text: str | None, limit: int) -> list[Row]:
+        """Live artifacts by kind and substring, in uid order: a scan of at most
+        MEMOREPAIR_RETRIEVE_SCAN current versions, refused rather than silently short."""
+        scan = self.settings.retrieve_scan
+        fixed = {"prefix": artifact_key(self.ns, ""), "scan": scan}
+        rows = self.store.serve(RETRIEVE, kind=kind, text=text, limit=limit, **fixed)
+        if len(rows) < limit and self.store.read(RETRIEVE_SCAN_REST, **fixed)[0]["more"]:
+            raise InputError(
+                f"retrieve by kind/substring scans, and namespace {self.ns!r} has more than "
+                f"MEMOREPAIR_RETRIEVE_SCAN={scan} artifacts (it found {len(rows)} of "
+                f"{limit} in the first {scan} by uid): use `search --mode text` (indexed), "
+                "a smaller limit, or raise MEMOREPAIR_RETRIEVE_SCAN"
+            )
+        return rows
 
     def search(
         self,
@@ -562,6 +617,7 @@ class MemoryStore:
             searchable=self.settings.search_meta_fields,
             prefix=uid_prefix,
         )
+        self.flush_embeddings()  # this process finds what it recorded
         hits = self._searcher.search(query, k, f, mode, related)
         if record_use:
             self.record_use(hit.uid for hit in hits)
@@ -613,6 +669,7 @@ class MemoryStore:
     ) -> reindexing.ReindexReport:
         """Re-embed the namespace with the configured embedder (after changing the model)
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
+        self.flush_embeddings()
         return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
 
     def _require_embedder(self) -> None:
@@ -781,6 +838,21 @@ def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
     except ValidationError as exc:
         uid = str(data.get("uid", "?"))[:80]
         raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
+
+
+def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
+    """One item of `record_many`, its errors naming its position, uid and field."""
+    from pydantic import ValidationError
+
+    if not isinstance(data, Mapping):
+        raise InputError(
+            f"item {number}: expected an artifact (a mapping), got {type(data).__name__}"
+        )
+    try:
+        return ArtifactIn.model_validate(dict(data))
+    except ValidationError as exc:
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"item {number} (uid {uid!r}): {describe_validation(exc)}") from exc
 
 
 def _json(data: Mapping[str, Any]) -> str:

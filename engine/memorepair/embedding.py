@@ -14,20 +14,22 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from memorepair import queries
-from memorepair.errors import ConfigError, EmbeddingError
+from memorepair.errors import ConfigError, EmbeddingError, MemoRepairError
 from memorepair.model import ArtifactIn
 from memorepair.settings import Settings
-from memorepair.store import Tx
+from memorepair.store import Store, Tx
 
 CLAIM_SPACE = queries.named("serving/claim_space")
 MARK_SPACE_STALE = queries.named("serving/mark_space_stale")
@@ -311,12 +313,15 @@ def space_of(settings: Settings) -> Space | None:
     return Space(embedder.name, embedder.dimension)
 
 
-def searchable(settings: Settings) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+def searchable(
+    settings: Settings, *, embed: bool = True
+) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
     """Adds what search needs to rows about to be written (recording, staging): the
     embedding of each row's own `content` (one batched embedder call) and the `meta_terms`
-    of its `meta` (canonical JSON text). With embeddings off, the embedding is null."""
+    of its `meta` (canonical JSON text). With embeddings off, or deferred to a backlog
+    (`embed=False`), the embedding is null."""
     fields = tuple(settings.search_meta_fields)
-    embedder = embedder_for(settings) if settings.embeddings else None
+    embedder = embedder_for(settings) if settings.embeddings and embed else None
 
     def prepare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
@@ -331,10 +336,12 @@ def searchable(settings: Settings) -> Callable[[list[dict[str, Any]]], list[dict
     return prepare
 
 
-def search_fields(settings: Settings, artifacts: Sequence[ArtifactIn]) -> dict[str, dict[str, Any]]:
-    """By uid: the embedding of each artifact's own content and its meta terms (one
-    batched embedder call), for the rows `recording` writes."""
-    rows = searchable(settings)(
+def search_fields(
+    settings: Settings, artifacts: Sequence[ArtifactIn], *, embed: bool = True
+) -> dict[str, dict[str, Any]]:
+    """By uid: the embedding of each artifact's own content (one batched embedder call;
+    none with `embed=False`) and its meta terms, for the rows `recording` writes."""
+    rows = searchable(settings, embed=embed)(
         [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in artifacts]
     )
     fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
@@ -352,10 +359,165 @@ def claim_space(tx: Tx, ns: str, space: Space | None) -> None:
         tx.run(MARK_SPACE_STALE, ns=ns)
         return
     (found,) = tx.run(CLAIM_SPACE, ns=ns, model=space.model, dimension=space.dimension)
-    if found["model"] != space.model or found["dimension"] != space.dimension:
+    check_space(ns, space, found["model"], found["dimension"])
+
+
+def check_space(ns: str, space: Space, model: str | None, dimension: int | None) -> None:
+    """Refuse a write whose embedder is not the one the namespace was embedded with."""
+    if model != space.model or dimension != space.dimension:
+        found = {"model": model, "dimension": dimension}
         raise EmbeddingError(
             f"namespace {ns!r} is embedded with {found['model']} (dimension "
             f"{found['dimension']}), but the configured embedder is {space.model} (dimension "
             f"{space.dimension}): run `memorepair reindex` to re-embed it with the new model, "
             "or configure the old one again"
         )
+
+
+WRITE_LATE_EMBEDDINGS = queries.named("serving/write_late_embeddings")
+#: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
+BACKLOG_MAX = 50_000
+#: How long the backlog waits for more versions before writing a partial batch.
+BACKLOG_LINGER_S = 0.05
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A committed live version whose embedding is still to be written."""
+
+    ns: str
+    vid: str
+    content: str
+
+
+class EmbeddingBacklog:
+    """Embeddings of freshly recorded versions, written on a background thread just after
+    their record committed (MEMOREPAIR_RECORD_EMBEDDING=deferred).
+
+    The embedder call and the vector index update were most of a `record` (the index is
+    updated inside the commit); neither decides what is served, which the record's own
+    transaction does, so they leave the agent's latency path. Until its embedding lands a
+    version is served by uid and found by text search, not by vector search: `flush` waits
+    for everything queued so far, and every search of this process flushes first, so a
+    process always finds what it recorded. A write that fails (the embedder down, a
+    namespace re-embedded with another model) marks the namespace's space stale: vector
+    search then refuses until `memorepair reindex`, rather than silently missing versions.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._queue: list[Pending] = []
+        self._queued = 0
+        self._done = 0
+        self._closed = False
+        self._flushing = 0
+        self._changed = threading.Condition()
+        self._thread: threading.Thread | None = None
+        #: The last background failure (the namespaces concerned were marked stale).
+        self.error: Exception | None = None
+
+    def add(self, pending: Sequence[Pending]) -> None:
+        """Queue committed versions (waits while BACKLOG_MAX are already queued)."""
+        if not pending:
+            return
+        with self._changed:
+            while len(self._queue) >= BACKLOG_MAX and not self._closed:
+                self._changed.wait()
+            self._queue += pending
+            self._queued += len(pending)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="memorepair-embeddings", daemon=True
+                )
+                self._thread.start()
+            self._changed.notify_all()
+
+    def flush(self) -> None:
+        """Wait until every version queued before this call has its embedding written."""
+        with self._changed:
+            target = self._queued
+            self._flushing += 1
+            self._changed.notify_all()
+            try:
+                while self._done < target and self._thread is not None:
+                    self._changed.wait()
+            finally:
+                self._flushing -= 1
+
+    def _waited_for(self) -> bool:
+        """Someone waits for the queue (a flush or close): write without lingering."""
+        return self._flushing > 0 or self._closed
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread."""
+        self.flush()
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        size = self._store.settings.embedding_batch * 8
+        while True:
+            with self._changed:
+                while not self._queue and not self._closed:
+                    self._changed.wait()
+                if not self._queue:
+                    return
+                # linger: a burst of records becomes one write, not one per record
+                deadline = time.monotonic() + BACKLOG_LINGER_S
+                while len(self._queue) < size and not self._waited_for():
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._changed.wait(left)
+                batch, self._queue = self._queue[:size], self._queue[size:]
+                self._changed.notify_all()
+            try:
+                self._write(batch)
+            except Exception as exc:  # a dead writer would hang every flush
+                self.error = exc
+            finally:
+                with self._changed:
+                    self._done += len(batch)
+                    self._changed.notify_all()
+
+    def _write(self, batch: list[Pending]) -> None:
+        embedder = embedder_for(self._store.settings)  # built once, on the writer thread
+        space = Space(embedder.name, embedder.dimension)
+        for ns in sorted({p.ns for p in batch}):
+            mine = [p for p in batch if p.ns == ns]
+            try:
+                vectors = embedder.embed([p.content for p in mine])
+                rows = [
+                    {
+                        "vid": p.vid,
+                        "embedding": vector,
+                        "embedding_model": space.model,
+                        "embedding_dim": len(vector),
+                    }
+                    for p, vector in zip(mine, vectors, strict=True)
+                    if p.content
+                ]
+                self._store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
+            except MemoRepairError as exc:
+                self.error = exc
+                self._store.write(MARK_SPACE_STALE, ns=ns)
+
+
+def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> None:
+    """Write, then claim the space only if a version took an embedding (a namespace
+    cleared meanwhile gets no space node back); a mismatch rolls the writes back."""
+    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
+    if found["written"]:
+        claim_space(tx, ns, space)
+
+
+def backlog_for(store: Store) -> EmbeddingBacklog | None:
+    """The backlog a store's writers defer embeddings to, or None: embeddings computed
+    inside the record (MEMOREPAIR_RECORD_EMBEDDING=inline) or off."""
+    settings = store.settings
+    if not settings.embeddings or settings.record_embedding != "deferred":
+        return None
+    return EmbeddingBacklog(store)

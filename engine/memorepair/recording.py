@@ -8,13 +8,20 @@ takes the same locks, a writer either commits before the barrier (and the barrie
 fixpoint reach then sees its edges) or sees the withdrawal; it never publishes a live
 artifact on stale support.
 
-Each artifact is written with the embedding of its own content, computed for the whole
-batch before its transaction (`embedding.search_fields`), so it is searchable at once.
+Visibility is decided inside the write's own transaction, always. The embedding of each
+artifact's content is not: by default (MEMOREPAIR_RECORD_EMBEDDING=deferred) a background
+writer (`embedding.EmbeddingBacklog`) adds it just after the commit, off the agent's
+latency path, so a fresh artifact is served and found by words at once and by meaning
+once its embedding lands; `inline` computes it before the transaction and writes it in.
+`record` takes one statement in the common case (`store/record_artifact`); `record_many`
+and imports write UNWIND batches, two in flight.
 """
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -22,7 +29,7 @@ from typing import Any, Literal
 
 from memorepair import embedding, queries
 from memorepair.codec import stored_json
-from memorepair.errors import DatabaseError, InputError, UnknownArtifactError, some
+from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import Store, Tx
@@ -33,10 +40,12 @@ OnStale = Literal["withdraw", "refuse"]
 IMPORT_BATCH_BYTES = 16 << 20
 
 CREATE_ARTIFACTS = queries.named("store/create_artifacts")
+CREATE_LIVE_ARTIFACTS = queries.named("store/create_live_artifacts")
 CREATE_RELATED = queries.named("store/create_related")
 DELETE_VERSIONS = queries.named("store/delete_versions")
 HEADS = queries.named("store/heads")
 LOCK_HEADS = queries.named("store/lock_heads")
+RECORD_ARTIFACT = queries.named("store/record_artifact")
 STALE_HOLDERS = queries.named("store/stale_holders")
 
 
@@ -63,14 +72,15 @@ def import_memory(
     *,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
+    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> ImportReport:
-    """Import artifacts and edges already in memory (the API's `import_items`)."""
+    """Import artifacts and edges already in memory (the API's `import_items` and
+    `record_many`)."""
     for artifact in memory.artifacts:
         _check_size(store, artifact, memory.lines.get(artifact.uid))
     by_uid = {a.uid: a for a in memory.artifacts}
-    return _import(
-        store, ns, Skeleton.of(memory), lambda uids: [by_uid[u] for u in uids], progress, on_stale
-    )
+    load = lambda uids: [by_uid[u] for u in uids]  # noqa: E731
+    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, backlog)
 
 
 def import_file(
@@ -80,10 +90,11 @@ def import_file(
     *,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
+    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> ImportReport:
     """Import a memory file, streaming: validated whole first, contents read per batch."""
     index = index_memory(path, store.settings.max_content_bytes)
-    return _import(store, ns, index.skeleton, index.load, progress, on_stale)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale, backlog)
 
 
 def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
@@ -103,8 +114,13 @@ def _import(
     load: Callable[[Sequence[str]], list[ArtifactIn]],
     progress: Callable[[int, int], None],
     on_stale: OnStale,
+    backlog: embedding.EmbeddingBacklog | None,
 ) -> ImportReport:
-    """Refuse existing uids and bad graphs, then write input-first in batches (all or none)."""
+    """Refuse existing uids and bad graphs, then write input-first in batches (all or none).
+
+    With a `backlog`, each batch commits without embeddings, which the backlog writes
+    after it (behind the next batches); without, they are computed before each batch.
+    """
     store.require_schema()
     keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
     heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
@@ -120,29 +136,71 @@ def _import(
     order, inputs = order_skeleton(skeleton, known)
     report = ImportReport()
     written: list[str] = []
-    size = store.settings.batch_size
     space = embedding.space_of(store.settings)
+
+    def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
+        search = embedding.search_fields(store.settings, batch, embed=backlog is None)
+        rows = store.transaction(
+            partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space)
+        )
+        if backlog is not None:
+            content = {a.uid: a.content for a in batch}
+            live = [r for r in rows if r["live"]]
+            backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
+        return rows
+
+    batches = list(_batches(order, skeleton.sizes, store.settings.batch_size))
     try:
-        for uids in _batches(order, skeleton.sizes, size):
-            batch = [with_inputs(a, inputs[a.uid]) for a in load(uids)]
-            search = embedding.search_fields(store.settings, batch)
-            rows = store.transaction(
-                partial(
-                    _write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space
-                )
-            )
-            written += [row["vid"] for row in rows]
+        loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
+        for rows in _overlapped(batches, loaded, inputs, write, written):
             report.written += len(rows)
             report.live += sum(1 for row in rows if row["live"])
             report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
             progress(report.written, len(order))
         report.related = _write_related(store, ns, skeleton)
-    except DatabaseError:
+    except MemoRepairError:
         if written:  # nothing half-imported: take back the batches that did commit
-            for start in range(0, len(written), size):
-                store.write(DELETE_VERSIONS, vids=written[start : start + size])
+            for vids in store.batched(written):
+                store.write(DELETE_VERSIONS, vids=vids)
         raise
     return report
+
+
+def _overlapped(
+    batches: list[list[str]],
+    loaded: Iterator[list[ArtifactIn]],
+    inputs: Mapping[str, Sequence[str]],
+    write: Callable[[list[ArtifactIn]], list[dict[str, Any]]],
+    written: list[str],
+) -> Iterator[list[dict[str, Any]]]:
+    """Each batch's rows, in order, with two batches in flight: a commit is single-threaded
+    on the server, so the second core writes the next batch meanwhile. A batch that
+    derives from an artifact of a batch still in flight waits for it (input-first order
+    holds across commits). Contents are loaded here, on the caller's thread. Every
+    committed batch's vids land in `written`, also when a later batch fails, so the
+    caller can take them all back."""
+    batch_of = {uid: k for k, uids in enumerate(batches) for uid in uids}
+    pending: deque[tuple[int, Future[list[dict[str, Any]]]]] = deque()
+    with ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-import") as pool:
+        try:
+            for k, (uids, batch) in enumerate(zip(batches, loaded, strict=True)):
+                earlier = (batch_of.get(i, k) for u in uids for i in inputs[u])
+                needs = max((j for j in earlier if j < k), default=-1)
+                while pending and (len(pending) >= 2 or pending[0][0] <= needs):
+                    yield _settled(pending.popleft()[1], written)
+                pending.append((k, pool.submit(write, batch)))
+            while pending:
+                yield _settled(pending.popleft()[1], written)
+        finally:  # after an error: let the others end, keep the vids of those that commit
+            for _, future in pending:
+                if future.exception() is None:
+                    written += [row["vid"] for row in future.result()]
+
+
+def _settled(future: Future[list[dict[str, Any]]], written: list[str]) -> list[dict[str, Any]]:
+    rows = future.result()
+    written += [row["vid"] for row in rows]
+    return rows
 
 
 def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[list[str]]:
@@ -169,14 +227,21 @@ def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
 
 
 def record(
-    store: Store, ns: str, artifact: ArtifactIn, *, on_stale: OnStale = "withdraw"
+    store: Store,
+    ns: str,
+    artifact: ArtifactIn,
+    *,
+    on_stale: OnStale = "withdraw",
+    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> dict[str, Any]:
-    """Record one artifact derived by an agent.
+    """Record one artifact derived by an agent: one transaction, in the common case one
+    statement (`store/record_artifact`), so its latency is close to a bare write's.
 
     Unpinned inputs must be current artifacts (their served versions are linked). A pinned
     input (`uid@N`) that is no longer served makes the artifact stale: it is recorded
     withdrawn, joined to the event that superseded or withdrew that version, or refused
-    with `on_stale="refuse"`.
+    with `on_stale="refuse"`. With a `backlog` the embedding is written just after the
+    commit (`embedding.EmbeddingBacklog`); without one, inside it.
     """
     store.require_schema()
     size = len(artifact.content.encode("utf-8"))
@@ -185,31 +250,56 @@ def record(
             f"artifact {artifact.uid!r} content is {size} bytes, over "
             f"MEMOREPAIR_MAX_CONTENT_BYTES={store.settings.max_content_bytes}"
         )
-    keys = [artifact_key(ns, u) for u in [artifact.uid, *artifact.inputs]]
-    heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
-    if artifact.uid in heads:
+    search = embedding.search_fields(store.settings, [artifact], embed=backlog is None)
+    space = embedding.space_of(store.settings)
+    work = partial(
+        _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
+    )
+    result = store.transaction(work)
+    if backlog is not None and result["live"]:
+        backlog.add([embedding.Pending(ns, result["vid"], artifact.content)])
+    return result
+
+
+def _record_one(
+    tx: Tx,
+    ns: str,
+    artifact: ArtifactIn,
+    search: Mapping[str, Mapping[str, Any]],
+    space: embedding.Space | None,
+    on_stale: OnStale,
+) -> dict[str, Any]:
+    """The common case in one statement; a stale pin takes the general path (same tx)."""
+    row = {
+        **_fresh_row(ns, artifact),
+        "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
+        "input_pins": [artifact.pinned.get(u) for u in artifact.inputs],
+        **search[artifact.uid],
+    }
+    model, dimension = (space.model, space.dimension) if space else (None, None)
+    (found,) = tx.run(RECORD_ARTIFACT, ns=ns, row=row, model=model, dimension=dimension)
+    if found["exists"]:
+        state = " (deleted)" if found["deleted"] else ""
         raise InputError(
-            f"artifact {artifact.uid!r} already exists; change it with a 'correct' event or use "
-            "a new uid"
+            f"artifact {artifact.uid!r} already exists{state}; change it with a 'correct' "
+            "event or use a new uid"
         )
-    missing = [
-        u
-        for u in artifact.inputs
-        if u not in heads or (heads[u]["removed"] and u not in artifact.pinned)
-    ]
-    if missing:
+    if found["missing"]:
+        missing = [artifact.inputs[pos] for pos in found["missing"]]
         raise UnknownArtifactError(
             f"artifact {artifact.uid!r}: {some(missing, 'input')} not current artifacts in "
             f"namespace {ns!r} (deleted, or never recorded)"
         )
-    search = embedding.search_fields(store.settings, [artifact])
-    space = embedding.space_of(store.settings)
-    rows = store.transaction(
-        partial(
-            _write_batch, ns=ns, batch=[artifact], on_stale=on_stale, search=search, space=space
-        )
-    )
-    return rows[0]
+    if space is not None:
+        embedding.check_space(ns, space, found["model"], found["dimension"])
+    if not found["created"]:
+        return _write_batch(tx, ns, [artifact], on_stale, search, space)[0]
+    return {
+        "vid": row["vid"],
+        "uid": artifact.uid,
+        "live": found["live"],
+        "held_by": found["held_by"],
+    }
 
 
 @dataclass(frozen=True)
@@ -250,7 +340,13 @@ def _write_batch(
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
     embedding.claim_space(tx, ns, space)
-    tx.run(CREATE_ARTIFACTS, ns=ns, rows=rows)
+    plain = [r["live"] and r["embedding"] is None for r in rows]
+    if any(plain):  # first: the other rows may derive from them (never the reverse)
+        tx.run(
+            CREATE_LIVE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if p]
+        )
+    if not all(plain):
+        tx.run(CREATE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if not p])
     return [
         {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
     ]
@@ -342,6 +438,17 @@ def _row(
         input_vids.append(vid)
     live = stale_from is None and not holders
     return {
+        **_fresh_row(ns, artifact),
+        "input_vids": input_vids,
+        "live": live,
+        "held_by": stale_from or next((h for h in holders if h), None),
+        "outcome": None if live else "stale_input" if stale_from else "late_arrival",
+    }
+
+
+def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
+    """The properties of an artifact's first version, as the write queries take them."""
+    return {
         "vid": version_id(ns, artifact.uid, 1),
         "key": artifact_key(ns, artifact.uid),
         "uid": artifact.uid,
@@ -354,8 +461,4 @@ def _row(
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
         "inputs": list(artifact.inputs),
-        "input_vids": input_vids,
-        "live": live,
-        "held_by": stale_from or next((h for h in holders if h), None),
-        "outcome": None if live else "stale_input" if stale_from else "late_arrival",
     }

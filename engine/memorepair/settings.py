@@ -178,6 +178,15 @@ class Settings(BaseSettings):
     #: Off: nothing is embedded and `search` refuses (writes mark the namespace stale,
     #: so turning it back on needs `memorepair reindex`).
     embeddings: bool = True
+    #: `deferred`: `record` and imports commit without the embedding, which a background
+    #: writer adds just after (vector search finds a version once it lands; this process's
+    #: searches wait for it). `inline`: computed and written inside the record's own
+    #: transaction (searchable by meaning at commit, about twice the latency).
+    record_embedding: Literal["deferred", "inline"] = "deferred"
+    #: `retrieve` by kind or substring is a scan (substrings have no index): it examines
+    #: at most this many current versions of the namespace, in uid order, and refuses
+    #: when that bound cut its answer short (`search --mode text` is indexed).
+    retrieve_scan: int = Field(default=10_000, ge=1, le=10_000_000)
     #: Meta fields that search can filter on (`--meta key=value`) and match as text;
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)

@@ -38,6 +38,8 @@ Row = dict[str, Any]
 SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
 SCHEMA_CONSTRAINTS = queries.named("store/schema_constraints")
 PING = queries.named("store/ping")
+SEARCH_INDEX_SYNCHRONOUS = queries.named("store/search_index_synchronous")
+DROP_SEARCH_INDEX = queries.named("store/drop_search_index")
 
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
 #: have two current versions, and without them every lookup by vid or key scans a label.
@@ -138,7 +140,13 @@ class Store:
             return str(info.agent)
 
     def apply_schema(self) -> list[str]:
-        """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS)."""
+        """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS).
+
+        A database set up by an earlier build has the full-text index updated inside each
+        commit; it is dropped first, so the eventually consistent one replaces it.
+        """
+        if self.read(SEARCH_INDEX_SYNCHRONOUS)[0]["synchronous"]:
+            self.write(DROP_SEARCH_INDEX)
         for query in SCHEMA:
             self.write(query)
         self._schema_seen = True

@@ -64,7 +64,7 @@ def dummy(param: str) -> Any:
         return ["x/none"]
     if param == "rows":
         return []
-    if param in ("figures", "spec_map"):
+    if param in ("figures", "spec_map", "row"):
         return {}
     if param in (
         "limit",
@@ -77,6 +77,7 @@ def dummy(param: str) -> Any:
         "texts",
         "lists",
         "skip",
+        "scan",
     ):
         return 1
     if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
