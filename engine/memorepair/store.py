@@ -19,6 +19,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -107,6 +108,8 @@ class Store:
 
             server = LocalServer(settings)
             uri = settings.local_uri
+            if settings.local_auth and settings.neo4j_password is None:
+                _require_local_state(server.password_file)
             auth = (settings.neo4j_username, server.password()) if settings.local_auth else None
         try:
             driver = GraphDatabase.driver(
@@ -285,7 +288,7 @@ class Store:
             ) from exc
         except neo4j_errors.ServiceUnavailable as exc:
             hint = (
-                "run `memorepair neo4j start`"
+                f"run `memorepair neo4j start`; local state {self.settings.state_dir.resolve()}"
                 if self.settings.uses_local_server
                 else "check NEO4J_URI and that the server is up"
             )
@@ -296,6 +299,19 @@ class Store:
             raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
         except neo4j_errors.DriverError as exc:
             raise DatabaseError(f"Neo4j driver error: {exc}") from exc
+
+
+def _require_local_state(password_file: Path) -> None:
+    """Refuse to connect to the local server from a folder that never started one: the
+    state folder (and its generated password) is per folder, so guessing would only fail
+    later as a bare authentication error, and leave a stray state folder behind."""
+    if not password_file.is_file():
+        state = password_file.parent.parent
+        raise ConfigError(
+            f"no local Neo4j state in {state} (the state folder is per working folder): "
+            "run `memorepair neo4j start` here, set MEMOREPAIR_STATE_DIR to the folder "
+            "where you started it, or set NEO4J_URI and NEO4J_PASSWORD"
+        )
 
 
 class WriteBehind:

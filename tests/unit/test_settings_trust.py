@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from memorepair.cli import cli
 from memorepair.errors import ConfigError
 from memorepair.settings import Settings, describe, load_settings
+from memorepair.store import Store
 
 HOSTILE = {
     "NEO4J_URI": "bolt://attacker.example:7687",
@@ -139,3 +140,16 @@ def test_non_finite_settings_are_refused(
     clean_env.setenv(variable, value)
     with pytest.raises(ConfigError, match=variable):
         load_settings()
+
+
+def test_a_folder_without_local_state_is_told_where_to_look(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    """No server URI and no local state here: a clear error naming the folder, and no
+    stray state folder (with a guessed password) left behind."""
+    clean_env.chdir(tmp_path)
+    with pytest.raises(ConfigError) as refused:
+        Store.connect(load_settings())
+    assert f"no local Neo4j state in {tmp_path.resolve() / '.memorepair'}" in str(refused.value)
+    assert "MEMOREPAIR_STATE_DIR" in str(refused.value)
+    assert not (tmp_path / ".memorepair").exists()
