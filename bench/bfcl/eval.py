@@ -1,5 +1,11 @@
 """The evaluation harness: every event under every system, then SPEC §7's figures.
 
+Greedy and min-cut run with two value models: the engine's per-kind constants
+(``[kind]``) and values learned from use (``[use]``): after the import, a pre-event
+workload drawn from the same popularity as the post-event one (other seed) goes through
+``MemoryStore.retrieve`` with use recording on, so the values come from recorded reads
+(docs/values.md) and nothing measured after the event is seen before it.
+
 For each event and system the namespace is cleared, the memory imported, the event
 fired through the engine's ``MemoryStore.repair`` and a seeded retrieval workload run
 through ``MemoryStore.retrieve`` (the serving read). The BFCL back-ends (and, per migrate
@@ -11,6 +17,7 @@ Figures per (event, system):
 - exposure: share of post-event retrievals that returned a version in C(F) at the event
   (still served, nothing withdrew it) or one built on support that is invalidated;
 - recovered: published successors / published successors of Repair-all, same event;
+- useful: the same ratio over the successors the post-event workload looked up;
 - cost_norm: operator cost of what the system executed (sum of c_i over the selected
   set) / that of Repair-all, same event;
 - objective: the engine's sum w - lambda * sum c over the selected set, at the system's

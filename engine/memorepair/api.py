@@ -446,7 +446,7 @@ class MemoryStore:
             raise InputError(
                 f"change of {uid!r}: unknown fields {stray} (uid, content, meta, inputs)"
             )
-        served = self.retrieve(uid=uid)
+        served = self._retrieve(uid=uid)
         if not served:
             raise UnknownArtifactError(
                 f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
@@ -520,7 +520,8 @@ class MemoryStore:
         found: the old schema defaults to the served interface artifact's, the roots to
         every served interface artifact of the tool, the maps to what the two schemas
         show unambiguously. Run it with `repair` (or look first with `plan`)."""
-        interfaces = [a for a in self.retrieve(text=tool, limit=10_000) if _interface_of(a, tool)]
+        found = self._retrieve(text=tool, limit=10_000)
+        interfaces = [a for a in found if _interface_of(a, tool)]
         root_uids = list(roots) if roots else [a.uid for a in interfaces]
         if not root_uids:
             raise UnknownArtifactError(
@@ -556,7 +557,23 @@ class MemoryStore:
         related: bool = False,
         limit: int = 20,
     ) -> list[Artifact]:
-        """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever."""
+        """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever.
+        What it returns counts as served (use recording, docs/values.md)."""
+        found = self._retrieve(uid=uid, kind=kind, text=text, related=related, limit=limit)
+        self.record_use(a.uid for a in found)
+        return found
+
+    def _retrieve(
+        self,
+        *,
+        uid: str | None = None,
+        kind: str | None = None,
+        text: str | None = None,
+        related: bool = False,
+        limit: int = 20,
+    ) -> list[Artifact]:
+        """`retrieve` for the engine's own reads (a correction's base, a tool's interface
+        records): not a use."""
         if limit < 1 or limit > 10_000:
             raise InputError(f"limit must be between 1 and 10000, got {limit}")
         if related:
@@ -567,9 +584,7 @@ class MemoryStore:
             rows = self.store.serve(RETRIEVE_UID, key=artifact_key(self.ns, uid))
         else:
             rows = self._retrieve_scan(kind, text, limit)
-        found = [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
-        self.record_use(a.uid for a in found)
-        return found
+        return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
 
     def _retrieve_scan(self, kind: str | None, text: str | None, limit: int) -> list[Row]:
         """Live artifacts by kind and substring, in uid order: a scan of at most
