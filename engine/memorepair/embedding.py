@@ -17,7 +17,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -411,6 +412,7 @@ class EmbeddingBacklog:
         self._done = 0
         self._closed = False
         self._flushing = 0
+        self._held = 0
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
@@ -431,6 +433,20 @@ class EmbeddingBacklog:
                 )
                 self._thread.start()
             self._changed.notify_all()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the writes back while a bulk write runs (they would compete with it for
+        the server's cores and the same nodes' locks), unless BACKLOG_MAX are queued or
+        someone flushes; they start when the last holder leaves."""
+        with self._changed:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._held -= 1
+                self._changed.notify_all()
 
     def flush(self) -> None:
         """Wait until every version queued before this call has its embedding written."""
@@ -458,13 +474,15 @@ class EmbeddingBacklog:
             self._thread.join()
 
     def _run(self) -> None:
-        size = self._store.settings.embedding_batch * 8
+        size = self._store.settings.embedding_batch  # short transactions: short locks
         while True:
             with self._changed:
                 while not self._queue and not self._closed:
                     self._changed.wait()
                 if not self._queue:
                     return
+                while self._held and len(self._queue) < BACKLOG_MAX and not self._waited_for():
+                    self._changed.wait()  # a bulk write runs: its embeddings come after it
                 # linger: a burst of records becomes one write, not one per record
                 deadline = time.monotonic() + BACKLOG_LINGER_S
                 while len(self._queue) < size and not self._waited_for():
@@ -490,14 +508,17 @@ class EmbeddingBacklog:
             mine = [p for p in batch if p.ns == ns]
             try:
                 vectors = embedder.embed([p.content for p in mine])
-                rows = [
+                rows = [  # in key order, as every writer locks heads (no deadlocks)
                     {
                         "vid": p.vid,
                         "embedding": vector,
                         "embedding_model": space.model,
                         "embedding_dim": len(vector),
                     }
-                    for p, vector in zip(mine, vectors, strict=True)
+                    for p, vector in sorted(
+                        zip(mine, vectors, strict=True),
+                        key=lambda pair: pair[0].vid.rsplit("@", 1)[0],
+                    )
                     if p.content
                 ]
                 self._store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
