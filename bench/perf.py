@@ -649,19 +649,6 @@ def _record_each(memory: MemoryStore, items: list[ArtifactIn]) -> None:
         memory.record(item)
 
 
-def _latencies(call: Callable[[int], object], n: int) -> tuple[float, float]:
-    """p50 and p99 of `n` calls, in milliseconds."""
-    seconds = []
-    for i in range(n):
-        started = time.perf_counter()
-        call(i)
-        seconds.append(time.perf_counter() - started)
-    seconds.sort()
-    return seconds[len(seconds) // 2] * 1e3, seconds[
-        min(len(seconds) - 1, int(len(seconds) * 0.99))
-    ] * 1e3
-
-
 def bench_record_latency(base: MemoryStore, n: int) -> None:
     """One `record` per call against a bare one-node write transaction, same run, with
     the embedding deferred (the default) and inline (inside the record's transaction)."""
@@ -675,24 +662,47 @@ def bench_record_latency(base: MemoryStore, n: int) -> None:
     with open_store(ns=memory.ns, settings=inline_settings) as inline:
         memory.record(ArtifactIn(uid="warm", kind=Kind.RECORD, content="warm up"))
         inline.record(ArtifactIn(uid="warm-i", kind=Kind.RECORD, content="warm up"))
-        bare = _latencies(
-            lambda i: store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text)), n
-        )
-        figures = [("bare one-node write transaction", bare)]
+        figures: list[tuple[str, tuple[float, float], float]] = []
         for mode, writer in (("deferred", memory), ("inline", inline)):
-            plain = _latencies(_recorder(writer, mode, text, derived=False), n)
-            derived = _latencies(_recorder(writer, mode, text, derived=True), n)
-            figures += [
-                (f"record, {mode} (no inputs)", plain),
-                (f"record, {mode} (2 inputs)", derived),
-            ]
+            # each mode interleaved with its own bare writes: the inline mode's vector
+            # index work would slow a bare write measured beside the deferred mode
+            found = _interleaved_latencies(
+                [
+                    (f"bare one-node write ({mode} run)", partial(_bare_write, store, text)),
+                    (f"record, {mode} (no inputs)", _recorder(writer, mode, text, derived=False)),
+                    (f"record, {mode} (2 inputs)", _recorder(writer, mode, text, derived=True)),
+                ],
+                n,
+            )
+            figures += [(name, q, found[0][1][0]) for name, q in found]
             writer.flush_embeddings()
     print(f"{'write':<34} {'p50 ms':>8} {'p99 ms':>8} {'p50/bare':>9}")
-    for name, (p50, p99) in figures:
-        print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare[0]:9.2f}")
-    print(f"{n} calls each; embeddings {'on' if memory.settings.embeddings else 'off'}")
+    for name, (p50, p99), bare in figures:
+        print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare:9.2f}")
+    print(
+        f"{n} calls each, interleaved with the bare write of the same run; embeddings "
+        f"{'on' if memory.settings.embeddings else 'off'}"
+    )
     store.write(BARE_CLEAR)
     memory.clear()
+
+
+def _bare_write(store: Any, text: str, i: int) -> object:
+    return store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text))
+
+
+def _interleaved_latencies(
+    calls: Sequence[tuple[str, Callable[[int], object]]], n: int
+) -> list[tuple[str, tuple[float, float]]]:
+    """p50 and p99 (ms) of `n` calls of each, interleaved (call i of each in turn), so
+    the other sessions' load on a shared machine weighs on every figure alike."""
+    seconds: list[list[float]] = [[] for _ in calls]
+    for i in range(n):
+        for (_, call), spent in zip(calls, seconds, strict=True):
+            started = time.perf_counter()
+            call(i)
+            spent.append(time.perf_counter() - started)
+    return [(name, _quantiles(spent)) for (name, _), spent in zip(calls, seconds, strict=True)]
 
 
 def _recorder(

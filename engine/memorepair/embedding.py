@@ -378,7 +378,7 @@ def check_space(ns: str, space: Space, model: str | None, dimension: int | None)
 WRITE_LATE_EMBEDDINGS = queries.named("serving/write_late_embeddings")
 #: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
 BACKLOG_MAX = 50_000
-#: How long the backlog waits for more versions before writing a partial batch.
+#: The backlog writes once no version was queued for this long (a burst ends).
 BACKLOG_LINGER_S = 0.05
 
 
@@ -413,6 +413,7 @@ class EmbeddingBacklog:
         self._closed = False
         self._flushing = 0
         self._held = 0
+        self._last_add = 0.0
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
@@ -427,6 +428,7 @@ class EmbeddingBacklog:
                 self._changed.wait()
             self._queue += pending
             self._queued += len(pending)
+            self._last_add = time.monotonic()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="memorepair-embeddings", daemon=True
@@ -460,6 +462,17 @@ class EmbeddingBacklog:
             finally:
                 self._flushing -= 1
 
+    def _wait_for_quiet(self) -> None:
+        """Write only once writers pause (BACKLOG_LINGER_S without a new version, and no
+        bulk write holding it back), so a burst of records never waits on the vector
+        index or on these writes' locks; unless BACKLOG_MAX are queued or someone waits
+        for the queue. Called with the condition held."""
+        while not self._waited_for() and len(self._queue) < BACKLOG_MAX:
+            quiet = self._last_add + BACKLOG_LINGER_S - time.monotonic()
+            if not self._held and quiet <= 0:
+                return
+            self._changed.wait(None if self._held else quiet)
+
     def _waited_for(self) -> bool:
         """Someone waits for the queue (a flush or close): write without lingering."""
         return self._flushing > 0 or self._closed
@@ -481,15 +494,7 @@ class EmbeddingBacklog:
                     self._changed.wait()
                 if not self._queue:
                     return
-                while self._held and len(self._queue) < BACKLOG_MAX and not self._waited_for():
-                    self._changed.wait()  # a bulk write runs: its embeddings come after it
-                # linger: a burst of records becomes one write, not one per record
-                deadline = time.monotonic() + BACKLOG_LINGER_S
-                while len(self._queue) < size and not self._waited_for():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._changed.wait(left)
+                self._wait_for_quiet()
                 batch, self._queue = self._queue[:size], self._queue[size:]
                 self._changed.notify_all()
             try:
