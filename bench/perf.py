@@ -41,7 +41,6 @@ import os
 import random
 import resource
 import statistics
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -427,27 +426,37 @@ def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
 
 
 def _uid_reads(memory: MemoryStore, uids: Sequence[str], during: Callable[[], Any]) -> list[float]:
-    """Latencies (s) of `retrieve(uid=...)` of random uids, one after another on a
-    reader thread, for as long as `during()` runs in this one."""
-    done = threading.Event()
-    seconds: list[float] = []
-    rng = random.Random(7)
-
-    def reader() -> None:
-        while not done.is_set():
-            uid = rng.choice(uids)
-            started = time.perf_counter()
-            memory.retrieve(uid=uid)
-            seconds.append(time.perf_counter() - started)
-
-    thread = threading.Thread(target=reader, name="bench-uid-reader")
-    thread.start()
+    """Latencies (s) of `retrieve(uid=...)` of random uids, one after another, by a reader
+    in a child process of its own (as an agent would be: its own driver and interpreter,
+    so the repair's Python work does not hold its GIL), for as long as `during()` runs."""
+    ctx = multiprocessing.get_context("spawn")
+    stop, ready, queue = ctx.Event(), ctx.Event(), ctx.Queue()
+    child = ctx.Process(
+        target=_uid_reader, args=(memory.settings, memory.ns, list(uids), stop, ready, queue)
+    )
+    child.start()
+    ready.wait(120)
     try:
         during()
     finally:
-        done.set()
-        thread.join()
+        stop.set()
+        seconds: list[float] = queue.get(timeout=120)
+        child.join()
     return seconds
+
+
+def _uid_reader(settings: Any, ns: str, uids: list[str], stop: Any, ready: Any, queue: Any) -> None:
+    seconds: list[float] = []
+    rng = random.Random(7)
+    with open_store(ns=ns, settings=settings) as reader:
+        reader.retrieve(uid=uids[0])  # connected and warm before the clock starts
+        ready.set()
+        while not stop.is_set():
+            uid = rng.choice(uids)
+            started = time.perf_counter()
+            reader.retrieve(uid=uid)
+            seconds.append(time.perf_counter() - started)
+    queue.put(seconds)
 
 
 def _uid_reads_during(
@@ -464,7 +473,7 @@ def _uid_reads_during(
 
 
 def _print_uid_reads(reads: Sequence[tuple[int, list[float], list[float]]]) -> None:
-    print("\nuid reads (retrieve --uid, random uids, one reader thread), run 1 of each size:")
+    print("\nuid reads (retrieve --uid, random uids, a reader process), run 1 of each size:")
     print("(issue 20 before: p99 125 ms during a repair against 51 ms idle)")
     print(
         f"{'artifacts':>9} {'idle p50':>9} {'idle p99':>9} {'rep p50':>8} {'rep p99':>8} "
@@ -640,19 +649,6 @@ def _record_each(memory: MemoryStore, items: list[ArtifactIn]) -> None:
         memory.record(item)
 
 
-def _latencies(call: Callable[[int], object], n: int) -> tuple[float, float]:
-    """p50 and p99 of `n` calls, in milliseconds."""
-    seconds = []
-    for i in range(n):
-        started = time.perf_counter()
-        call(i)
-        seconds.append(time.perf_counter() - started)
-    seconds.sort()
-    return seconds[len(seconds) // 2] * 1e3, seconds[
-        min(len(seconds) - 1, int(len(seconds) * 0.99))
-    ] * 1e3
-
-
 def bench_record_latency(base: MemoryStore, n: int) -> None:
     """One `record` per call against a bare one-node write transaction, same run, with
     the embedding deferred (the default) and inline (inside the record's transaction)."""
@@ -666,24 +662,47 @@ def bench_record_latency(base: MemoryStore, n: int) -> None:
     with open_store(ns=memory.ns, settings=inline_settings) as inline:
         memory.record(ArtifactIn(uid="warm", kind=Kind.RECORD, content="warm up"))
         inline.record(ArtifactIn(uid="warm-i", kind=Kind.RECORD, content="warm up"))
-        bare = _latencies(
-            lambda i: store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text)), n
-        )
-        figures = [("bare one-node write transaction", bare)]
+        figures: list[tuple[str, tuple[float, float], float]] = []
         for mode, writer in (("deferred", memory), ("inline", inline)):
-            plain = _latencies(_recorder(writer, mode, text, derived=False), n)
-            derived = _latencies(_recorder(writer, mode, text, derived=True), n)
-            figures += [
-                (f"record, {mode} (no inputs)", plain),
-                (f"record, {mode} (2 inputs)", derived),
-            ]
+            # each mode interleaved with its own bare writes: the inline mode's vector
+            # index work would slow a bare write measured beside the deferred mode
+            found = _interleaved_latencies(
+                [
+                    (f"bare one-node write ({mode} run)", partial(_bare_write, store, text)),
+                    (f"record, {mode} (no inputs)", _recorder(writer, mode, text, derived=False)),
+                    (f"record, {mode} (2 inputs)", _recorder(writer, mode, text, derived=True)),
+                ],
+                n,
+            )
+            figures += [(name, q, found[0][1][0]) for name, q in found]
             writer.flush_embeddings()
     print(f"{'write':<34} {'p50 ms':>8} {'p99 ms':>8} {'p50/bare':>9}")
-    for name, (p50, p99) in figures:
-        print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare[0]:9.2f}")
-    print(f"{n} calls each; embeddings {'on' if memory.settings.embeddings else 'off'}")
+    for name, (p50, p99), bare in figures:
+        print(f"{name:<34} {p50:8.2f} {p99:8.2f} {p50 / bare:9.2f}")
+    print(
+        f"{n} calls each, interleaved with the bare write of the same run; embeddings "
+        f"{'on' if memory.settings.embeddings else 'off'}"
+    )
     store.write(BARE_CLEAR)
     memory.clear()
+
+
+def _bare_write(store: Any, text: str, i: int) -> object:
+    return store.transaction(lambda tx: tx.run(BARE_WRITE, id=i, content=text))
+
+
+def _interleaved_latencies(
+    calls: Sequence[tuple[str, Callable[[int], object]]], n: int
+) -> list[tuple[str, tuple[float, float]]]:
+    """p50 and p99 (ms) of `n` calls of each, interleaved (call i of each in turn), so
+    the other sessions' load on a shared machine weighs on every figure alike."""
+    seconds: list[list[float]] = [[] for _ in calls]
+    for i in range(n):
+        for (_, call), spent in zip(calls, seconds, strict=True):
+            started = time.perf_counter()
+            call(i)
+            spent.append(time.perf_counter() - started)
+    return [(name, _quantiles(spent)) for (name, _), spent in zip(calls, seconds, strict=True)]
 
 
 def _recorder(

@@ -17,7 +17,8 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -377,7 +378,7 @@ def check_space(ns: str, space: Space, model: str | None, dimension: int | None)
 WRITE_LATE_EMBEDDINGS = queries.named("serving/write_late_embeddings")
 #: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
 BACKLOG_MAX = 50_000
-#: How long the backlog waits for more versions before writing a partial batch.
+#: The backlog writes once no version was queued for this long (a burst ends).
 BACKLOG_LINGER_S = 0.05
 
 
@@ -411,6 +412,8 @@ class EmbeddingBacklog:
         self._done = 0
         self._closed = False
         self._flushing = 0
+        self._held = 0
+        self._last_add = 0.0
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
@@ -425,12 +428,27 @@ class EmbeddingBacklog:
                 self._changed.wait()
             self._queue += pending
             self._queued += len(pending)
+            self._last_add = time.monotonic()
             if self._thread is None:
                 self._thread = threading.Thread(
                     target=self._run, name="memorepair-embeddings", daemon=True
                 )
                 self._thread.start()
             self._changed.notify_all()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the writes back while a bulk write runs (they would compete with it for
+        the server's cores and the same nodes' locks), unless BACKLOG_MAX are queued or
+        someone flushes; they start when the last holder leaves."""
+        with self._changed:
+            self._held += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._held -= 1
+                self._changed.notify_all()
 
     def flush(self) -> None:
         """Wait until every version queued before this call has its embedding written."""
@@ -443,6 +461,17 @@ class EmbeddingBacklog:
                     self._changed.wait()
             finally:
                 self._flushing -= 1
+
+    def _wait_for_quiet(self) -> None:
+        """Write only once writers pause (BACKLOG_LINGER_S without a new version, and no
+        bulk write holding it back), so a burst of records never waits on the vector
+        index or on these writes' locks; unless BACKLOG_MAX are queued or someone waits
+        for the queue. Called with the condition held."""
+        while not self._waited_for() and len(self._queue) < BACKLOG_MAX:
+            quiet = self._last_add + BACKLOG_LINGER_S - time.monotonic()
+            if not self._held and quiet <= 0:
+                return
+            self._changed.wait(None if self._held else quiet)
 
     def _waited_for(self) -> bool:
         """Someone waits for the queue (a flush or close): write without lingering."""
@@ -458,20 +487,14 @@ class EmbeddingBacklog:
             self._thread.join()
 
     def _run(self) -> None:
-        size = self._store.settings.embedding_batch * 8
+        size = self._store.settings.embedding_batch  # short transactions: short locks
         while True:
             with self._changed:
                 while not self._queue and not self._closed:
                     self._changed.wait()
                 if not self._queue:
                     return
-                # linger: a burst of records becomes one write, not one per record
-                deadline = time.monotonic() + BACKLOG_LINGER_S
-                while len(self._queue) < size and not self._waited_for():
-                    left = deadline - time.monotonic()
-                    if left <= 0:
-                        break
-                    self._changed.wait(left)
+                self._wait_for_quiet()
                 batch, self._queue = self._queue[:size], self._queue[size:]
                 self._changed.notify_all()
             try:
@@ -490,14 +513,17 @@ class EmbeddingBacklog:
             mine = [p for p in batch if p.ns == ns]
             try:
                 vectors = embedder.embed([p.content for p in mine])
-                rows = [
+                rows = [  # in key order, as every writer locks heads (no deadlocks)
                     {
                         "vid": p.vid,
                         "embedding": vector,
                         "embedding_model": space.model,
                         "embedding_dim": len(vector),
                     }
-                    for p, vector in zip(mine, vectors, strict=True)
+                    for p, vector in sorted(
+                        zip(mine, vectors, strict=True),
+                        key=lambda pair: pair[0].vid.rsplit("@", 1)[0],
+                    )
                     if p.content
                 ]
                 self._store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -150,14 +151,16 @@ def _import(
         return rows
 
     batches = list(_batches(order, skeleton.sizes, store.settings.batch_size))
+    hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
     try:
-        loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
-        for rows in _overlapped(batches, loaded, inputs, write, written):
-            report.written += len(rows)
-            report.live += sum(1 for row in rows if row["live"])
-            report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
-            progress(report.written, len(order))
-        report.related = _write_related(store, ns, skeleton)
+        with hold:
+            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
+            for rows in _overlapped(batches, loaded, inputs, write, written):
+                report.written += len(rows)
+                report.live += sum(1 for row in rows if row["live"])
+                report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+                progress(report.written, len(order))
+            report.related = _write_related(store, ns, skeleton)
     except MemoRepairError:
         if written:  # nothing half-imported: take back the batches that did commit
             for vids in store.batched(written):

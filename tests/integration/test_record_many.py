@@ -3,6 +3,9 @@ against the real server: same rules as `record`, all or none, errors that name t
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from memorepair import embedding, queries
@@ -11,6 +14,11 @@ from memorepair.errors import InputError, UnknownArtifactError
 from memorepair.model import ArtifactIn, Kind
 
 TARGETS = queries.load("serving/reindex_targets")
+SYNCHRONOUS_SEARCH_INDEX = queries.named(
+    "create_synchronous_search_index",
+    root=Path(__file__).parents[2] / "bench" / "cypher",
+    label="bench/cypher",
+)
 
 
 def _served(memory: MemoryStore) -> int:
@@ -21,7 +29,7 @@ def test_record_many_writes_items_with_inputs_in_and_out_of_the_call(
     memory: MemoryStore,
 ) -> None:
     memory.record({"uid": "policy", "kind": "record", "content": "refunds in 30 days"})
-    items = [
+    items: list[dict[str, Any]] = [
         {"uid": "sum", "kind": "summary", "content": "summary", "inputs": ["note-2", "policy@1"]},
         *({"uid": f"note-{i}", "kind": "record", "content": f"note {i}"} for i in range(5)),
     ]
@@ -126,3 +134,15 @@ def test_retrieve_refuses_an_answer_cut_short_by_its_scan_bound(memory: MemorySt
             store.retrieve(text="note 11", limit=5)
         assert [a.uid for a in store.retrieve(text="note 1", limit=1)] == ["u01"]
     assert [a.uid for a in memory.retrieve(text="note 11")] == ["u11"]
+
+
+def test_schema_apply_replaces_a_synchronous_full_text_index(memory: MemoryStore) -> None:
+    """Databases of earlier builds update `artifact_search` inside each commit."""
+    store = memory.store
+    store.write(queries.load("store/drop_search_index"))
+    store.write(SYNCHRONOUS_SEARCH_INDEX)
+    assert store.read(queries.load("store/search_index_synchronous"))[0]["synchronous"]
+    memory.apply_schema()
+    assert not store.read(queries.load("store/search_index_synchronous"))[0]["synchronous"]
+    memory.record({"uid": "seat", "kind": "record", "content": "Ana prefers aisle seats"})
+    assert [hit.uid for hit in memory.search("aisle", 3, mode="text")] == ["seat"]
