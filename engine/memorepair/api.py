@@ -592,7 +592,7 @@ class MemoryStore:
         scan = self.settings.retrieve_scan
         fixed = {"prefix": artifact_key(self.ns, ""), "scan": scan}
         rows = self.store.serve(RETRIEVE, kind=kind, text=text, limit=limit, **fixed)
-        if len(rows) < limit and self.store.read(RETRIEVE_SCAN_REST, **fixed)[0]["more"]:
+        if len(rows) < limit and self.store.serve(RETRIEVE_SCAN_REST, **fixed)[0]["more"]:
             raise InputError(
                 f"retrieve by kind/substring scans, and namespace {self.ns!r} has more than "
                 f"MEMOREPAIR_RETRIEVE_SCAN={scan} artifacts (it found {len(rows)} of "
