@@ -149,10 +149,17 @@ class MemoryStore:
             self.store.close()
 
     def flush_embeddings(self) -> None:
-        """Wait until every version recorded so far by this store has its embedding
-        (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit)."""
+        """Wait until every version recorded or republished so far by this store has its
+        embedding (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit,
+        a repair's successors just after its publication)."""
         if self._backlog is not None:
             self._backlog.flush()
+
+    def embedding_lags(self) -> list[float]:
+        """Seconds from each version's commit (a record, or a successor's publication) to
+        its deferred embedding's commit, for the versions written since the last call:
+        how long each took to become findable by meaning. Empty with embeddings inline."""
+        return self._backlog.lags() if self._backlog is not None else []
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -360,6 +367,7 @@ class MemoryStore:
             selector=selector,
             lam=lam,
             progress=progress,
+            backlog=self._backlog,
         )
 
     def resume(
@@ -369,7 +377,13 @@ class MemoryStore:
     ) -> list[RepairReport]:
         self._require_embedder()
         return repair.resume(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.ns,
+            event_id,
+            progress=progress,
+            backlog=self._backlog,
         )
 
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
@@ -377,7 +391,13 @@ class MemoryStore:
         after installing the tool back-end a migration needed."""
         self._require_embedder()
         return repair.retry(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.ns,
+            event_id,
+            progress=progress,
+            backlog=self._backlog,
         )
 
     def update(

@@ -17,9 +17,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -380,6 +381,8 @@ WRITE_LATE_EMBEDDINGS = queries.named("serving/write_late_embeddings")
 BACKLOG_MAX = 50_000
 #: The backlog writes once no version was queued for this long (a burst ends).
 BACKLOG_LINGER_S = 0.05
+#: Lags (commit to searchable by meaning) a backlog keeps for `lags`, the latest ones.
+LAG_SAMPLES = 200_000
 
 
 @dataclass(frozen=True)
@@ -389,20 +392,27 @@ class Pending:
     ns: str
     vid: str
     content: str
+    #: Its content equals its predecessor's (a successor): the predecessor's vector is
+    #: copied inside the graph, with no embedder call.
+    reuse: bool = False
+    #: When the version committed (`time.monotonic()`), for its lag until searchable.
+    at: float = field(default_factory=time.monotonic)
 
 
 class EmbeddingBacklog:
-    """Embeddings of freshly recorded versions, written on a background thread just after
-    their record committed (MEMOREPAIR_RECORD_EMBEDDING=deferred).
+    """Embeddings of freshly committed versions, written on a background thread just
+    after their commit (MEMOREPAIR_RECORD_EMBEDDING=deferred): fresh records, and the
+    successors a repair publishes.
 
     The embedder call and the vector index update were most of a `record` (the index is
-    updated inside the commit); neither decides what is served, which the record's own
-    transaction does, so they leave the agent's latency path. Until its embedding lands a
-    version is served by uid and found by text search, not by vector search: `flush` waits
-    for everything queued so far, and every search of this process flushes first, so a
-    process always finds what it recorded. A write that fails (the embedder down, a
-    namespace re-embedded with another model) marks the namespace's space stale: vector
-    search then refuses until `memorepair reindex`, rather than silently missing versions.
+    updated inside the commit) and most of a repair's writes; neither decides what is
+    served, which the version's own transaction does, so they leave the agent's latency
+    path and the repair's window. Until its embedding lands a version is served by uid and
+    found by text search, not by vector search: `flush` waits for everything queued so
+    far, and every search of this process flushes first, so a process always finds what it
+    recorded or republished. A write that fails (the embedder down, a namespace re-embedded
+    with another model) marks the namespace's space stale: vector search then refuses
+    until `memorepair reindex`, rather than silently missing versions.
     """
 
     def __init__(self, store: Store) -> None:
@@ -414,6 +424,7 @@ class EmbeddingBacklog:
         self._flushing = 0
         self._held = 0
         self._last_add = 0.0
+        self._lags: deque[float] = deque(maxlen=LAG_SAMPLES)
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
@@ -435,6 +446,21 @@ class EmbeddingBacklog:
                 )
                 self._thread.start()
             self._changed.notify_all()
+
+    @property
+    def pending(self) -> int:
+        """Versions queued and not written yet."""
+        with self._changed:
+            return self._queued - self._done
+
+    def lags(self) -> list[float]:
+        """Seconds from each version's commit to its embedding's commit, for the versions
+        written since the last call (the latest LAG_SAMPLES): how long after publication
+        a version became findable by meaning."""
+        with self._changed:
+            taken = list(self._lags)
+            self._lags.clear()
+        return taken
 
     @contextmanager
     def held(self) -> Iterator[None]:
@@ -502,42 +528,52 @@ class EmbeddingBacklog:
             except Exception as exc:  # a dead writer would hang every flush
                 self.error = exc
             finally:
+                written = time.monotonic()
                 with self._changed:
                     self._done += len(batch)
+                    self._lags.extend(written - p.at for p in batch)
                     self._changed.notify_all()
 
     def _write(self, batch: list[Pending]) -> None:
         embedder = embedder_for(self._store.settings)  # built once, on the writer thread
-        space = Space(embedder.name, embedder.dimension)
         for ns in sorted({p.ns for p in batch}):
-            mine = [p for p in batch if p.ns == ns]
             try:
-                vectors = embedder.embed([p.content for p in mine])
-                rows = [  # in key order, as every writer locks heads (no deadlocks)
-                    {
-                        "vid": p.vid,
-                        "embedding": vector,
-                        "embedding_model": space.model,
-                        "embedding_dim": len(vector),
-                    }
-                    for p, vector in sorted(
-                        zip(mine, vectors, strict=True),
-                        key=lambda pair: pair[0].vid.rsplit("@", 1)[0],
-                    )
-                    if p.content
-                ]
-                self._store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
+                write_embeddings(self._store, embedder, [p for p in batch if p.ns == ns])
             except MemoRepairError as exc:
                 self.error = exc
                 self._store.write(MARK_SPACE_STALE, ns=ns)
 
 
-def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> None:
+def write_embeddings(store: Store, embedder: Embedder, pending: Sequence[Pending]) -> int:
+    """Write the embeddings of one namespace's versions in one transaction, in key order
+    (as every writer locks heads: no deadlocks), and drop their superseded predecessors'
+    vectors. A version marked `reuse` takes its predecessor's vector, copied in the graph;
+    the few whose predecessor had none (erased meanwhile, another model) are embedded
+    after. Returns how many versions took an embedding."""
+    if not pending:
+        return 0
+    ns = pending[0].ns
+    space = Space(embedder.name, embedder.dimension)
+    ordered = sorted(pending, key=lambda p: p.vid.rsplit("@", 1)[0])
+    fresh = [p for p in ordered if p.content and not p.reuse]
+    embedded = embedder.embed([p.content for p in fresh])
+    vectors = dict(zip([p.vid for p in fresh], embedded, strict=True))
+    rows = [{"vid": p.vid, "embedding": vectors.get(p.vid), "reuse": p.reuse} for p in ordered]
+    written, missing = store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
+    if missing:
+        wanted = set(missing)
+        again = [replace(p, reuse=False) for p in ordered if p.vid in wanted]
+        written += write_embeddings(store, embedder, again)
+    return written
+
+
+def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> tuple[int, list[str]]:
     """Write, then claim the space only if a version took an embedding (a namespace
     cleared meanwhile gets no space node back); a mismatch rolls the writes back."""
-    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
+    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows, model=space.model)
     if found["written"]:
         claim_space(tx, ns, space)
+    return int(found["written"]), list(found["missing"])
 
 
 def backlog_for(store: Store) -> EmbeddingBacklog | None:

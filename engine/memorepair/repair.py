@@ -16,7 +16,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
@@ -24,6 +24,7 @@ from typing import Any, ParamSpec, TypeVar, cast
 from memorepair import (
     barrier,
     cascade,
+    embedding,
     erasure,
     events,
     execution,
@@ -33,6 +34,7 @@ from memorepair import (
 )
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
+from memorepair.embedding import EmbeddingBacklog
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
@@ -179,16 +181,20 @@ def run(
     selector: Selector | None = None,
     progress: Progress = _quiet,
     recorded: bool = False,
+    backlog: EmbeddingBacklog | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    `backlog`: the store's embedding writer (deferred embeddings), which writes the
+    published successors' vectors after their publication; None: they are embedded as
+    they are staged.
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
+        return _run(store, registry, config, spec, lam_, selector_, progress, recorded, backlog)
 
 
 def resume(
@@ -198,6 +204,7 @@ def resume(
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
+    backlog: EmbeddingBacklog | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
     with exactly the registry and configuration a fresh run gets. An event that cannot
@@ -206,7 +213,17 @@ def resume(
     reports = []
     for spec in events.open_event_specs(store, ns, event_id):
         try:
-            reports.append(run(store, registry, config, spec, progress=progress, recorded=True))
+            reports.append(
+                run(
+                    store,
+                    registry,
+                    config,
+                    spec,
+                    progress=progress,
+                    recorded=True,
+                    backlog=backlog,
+                )
+            )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
     return reports
@@ -219,6 +236,7 @@ def retry(
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
+    backlog: EmbeddingBacklog | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
 
@@ -230,7 +248,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, spec, progress=progress, recorded=True)
+        return run(store, registry, config, spec, progress=progress, recorded=True, backlog=backlog)
     base = chain[-1]["id"] if chain else event_id
     stranded = _stranded(events.report_of(store, ns, base))
     if not stranded:
@@ -249,7 +267,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, spec, selector=selector, progress=progress)
+    return run(store, registry, config, spec, selector=selector, progress=progress, backlog=backlog)
 
 
 #: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
@@ -281,11 +299,13 @@ def _run(
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
+    backlog: EmbeddingBacklog | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
         store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
     )
     if event.completed:
+        _index_unindexed(store, spec, backlog)
         return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
     if recorded and not event.reached("withdrawn") and spec.replacements:
         _refuse(
@@ -303,15 +323,38 @@ def _run(
     selection = clock.time("selection", _select, event, family, withdrawn, config)
     if not event.reached("selected"):
         clock.time("record", _record, store, event, withdrawn, family, selection)
-    attempts = clock.time(
-        "execution", _execute, store, registry, event, family, selection, progress
-    )
-    attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
-    outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+    if resumed_from is not None:
+        _index_unindexed(store, spec, backlog)
+    with backlog.held() if backlog is not None else nullcontext():
+        attempts, written = clock.time(
+            "execution",
+            _execute,
+            store,
+            registry,
+            config,
+            event,
+            family,
+            selection,
+            progress,
+            backlog,
+        )
+        attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
+        outcomes = clock.time(
+            "publication", _publish, store, event, family, selection, attempts, written
+        )
     if spec.erases:
         clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
+
+
+def _index_unindexed(store: Store, spec: RepairEventSpec, backlog: EmbeddingBacklog | None) -> None:
+    """A resumed event: the vectors its published successors still lack (a process
+    killed between publication and its embedding writer's last write) are queued again.
+    Without a backlog (embeddings inline or off) nothing was deferred: a store that
+    switched modes between the kill and the resume leaves them to `memorepair reindex`."""
+    if backlog is not None:
+        backlog.add(publication.unindexed(store, spec))
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -425,23 +468,39 @@ def _record(
 def _execute(
     store: Store,
     registry: OperatorRegistry,
+    config: RepairConfig,
     event: Event,
     family: CandidateFamily,
     selection: EventSelection,
     progress: Progress,
-) -> list[Attempt]:
-    attempts = execution.stage(
+    backlog: EmbeddingBacklog | None,
+) -> tuple[list[Attempt], publication.Publisher]:
+    """Execution with publication behind it: each batch of successors is staged and, where
+    the closure allows, published by the writer while the next batch is built. With a
+    backlog the successors' embeddings are deferred until after their publication."""
+    writer = publication.Publisher(
         store,
-        registry,
         event.spec,
-        family,
-        selection.selected,
-        progress=progress,
+        prepare=embedding.searchable(store.settings, embed=backlog is None),
         checkpoint=event.checkpoint,
-        judge=partial(validation.judge, registry),
+        backlog=backlog,
+        pace=config.pace,
+        progress=progress,
+        total=len(selection.selected),
     )
+    with writer:
+        attempts = execution.stage(
+            store,
+            registry,
+            event.spec,
+            family,
+            selection.selected,
+            progress=progress,
+            write=writer.add,
+            judge=partial(validation.judge, registry),
+        )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
-    return attempts
+    return attempts, writer
 
 
 def _validate(
@@ -462,18 +521,18 @@ def _publish(
     family: CandidateFamily,
     selection: EventSelection,
     attempts: list[Attempt],
+    written: publication.Publisher,
 ) -> Outcomes:
-    outcomes = publication.publish(
+    return publication.publish(
         store,
         event.spec,
         family,
         selection.selected,
         attempts,
+        written=written,
         figures=_figures(event, family, selection),
         commit=event.commit("published", status="open" if event.spec.erases else "completed"),
-        checkpoint=event.checkpoint,
     )
-    return outcomes
 
 
 def _figures(event: Event, family: CandidateFamily, selection: EventSelection) -> dict[str, Any]:
