@@ -635,7 +635,7 @@ def cpu_clock(memory: MemoryStore) -> Callable[[], float]:
     tick = os.sysconf("SC_CLK_TCK")
     stat: Path | None = None
     if memory.settings.uses_local_server:
-        from memorepair.local_server import LocalServer
+        from memorepair.local.server import LocalServer
 
         pid = LocalServer(memory.settings).status().pid
         stat = Path(f"/proc/{pid}/stat") if pid else None

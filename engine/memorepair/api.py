@@ -30,7 +30,6 @@ from memorepair import (
     audit,
     embedding,
     events,
-    purge,
     queries,
     recording,
     repair,
@@ -47,6 +46,7 @@ from memorepair.errors import (
 )
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event
+from memorepair.local import purge
 from memorepair.model import (
     NS_PATTERN,
     Artifact,

@@ -85,12 +85,12 @@ class Settings(BaseSettings):
 
     # --- the local server (used when no NEO4J_URI is set) ---------------------------------
     state_dir: Path = Path(".memorepair")
-    #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `neo4j_releases.py`.
+    #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `local/releases.py`.
     neo4j_version: str = Field(default="5.26.30", pattern=r"^\d+\.\d+\.\d+$")
     bolt_port: int = Field(default=7687, ge=1024, le=65535)
     #: Neo4j Browser and the HTTP API, on 127.0.0.1 only (`neo4j start --browser`).
     http_port: int = Field(default=7474, ge=1024, le=65535)
-    #: `auto` sizes both from the store at each start (`server_sizing.py`), or e.g. `8g`.
+    #: `auto` sizes both from the store at each start (`local/sizing.py`), or e.g. `8g`.
     heap: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
     pagecache: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
     local_auth: bool = True

@@ -104,7 +104,7 @@ class Store:
                 (settings.neo4j_username, password.get_secret_value()) if password else None
             )
         else:
-            from memorepair.local_server import LocalServer  # local only when no URI is set
+            from memorepair.local.server import LocalServer  # local only when no URI is set
 
             server = LocalServer(settings)
             uri = settings.local_uri
