@@ -23,7 +23,7 @@ from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.store import Store, WriteBehind
 
-RECORD_VALIDATION = queries.named("execution/record_validation")
+RECORD_VALIDATION = queries.named("validation/record_validation")
 
 
 def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:

@@ -30,7 +30,7 @@ from memorepair.model import MAX_COST, artifact_key
 from memorepair.serving.usage import decay
 from memorepair.store import Store
 
-READ_USAGE = queries.named("usage/read_usage")
+READ_USAGE = queries.named("values/read_usage")
 
 EXPLICIT, USE, WORK, PRIOR = "explicit", "use", "work", "prior"
 

@@ -56,10 +56,10 @@ from memorepair.local.store_files import (
 from memorepair.settings import Settings
 from memorepair.store import Store
 
-CREATE_FILLER = queries.named("purge/create_filler")
-DELETE_FILLER = queries.named("purge/delete_filler")
-ERASURE_PRINTS = queries.named("purge/erasure_prints")
-OPEN_EVENTS = queries.named("purge/open_events")
+CREATE_FILLER = queries.named("local/purge/create_filler")
+DELETE_FILLER = queries.named("local/purge/delete_filler")
+ERASURE_PRINTS = queries.named("local/purge/erasure_prints")
+OPEN_EVENTS = queries.named("local/purge/open_events")
 
 #: Data bytes of a string or array store record, and such records to a page (`store_files`).
 DYNAMIC_DATA = 120
