@@ -1,7 +1,8 @@
-"""Step 6: the audit trail, read back with the same Cypher an auditor pastes into Browser.
+"""The audit trail, read back with the same Cypher an auditor pastes into Browser.
 
-Every function here runs one file of `cypher/audit/` unchanged; the CLI and the Python API
-only format what those queries return.
+Every function here runs files of `cypher/audit/` unchanged; the CLI and the Python API
+only format what those queries return. An event's report (`report_of`) is rebuilt from
+the same trail, so a report never says more than an auditor can check.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Steps 1 and 2: compute the cascade C(F) and withdraw all of it in one transaction.
+"""SPEC §3, the barrier: withdraw the whole cascade C(F) (§2) in one transaction.
 
 The barrier transaction locks the roots, computes the reach over INFLUENCES, withdraws
 it (which locks every node of it), and computes the reach again until nothing new

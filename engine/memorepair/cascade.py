@@ -1,4 +1,4 @@
-"""Step 1: the cascade C(F) as data, and the audit record of what the repair decided on it.
+"""SPEC §2: the cascade C(F) as data, and the audit record of what the repair decided on it.
 
 `reach` reads the cascade a plan would withdraw (nothing written); `read_withdrawn`
 reads the cascade an event holds after its barrier, with the facts a crashed run may

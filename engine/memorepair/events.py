@@ -1,4 +1,4 @@
-"""The lifecycle of one repair event: its node, its phases, resumption and its report.
+"""SPEC §2, the repair event e = (F, tau, Delta): its node, its phases, resumption, its report.
 
     created -> withdrawn -> candidates -> selected -> staged -> validated -> published
     (-> erased, for an event that erases: it completes only once no copy is left)

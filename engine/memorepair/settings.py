@@ -118,7 +118,7 @@ class Settings(BaseSettings):
     costs: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_COSTS))
     max_content_bytes: int = Field(default=1_000_000, gt=0)
 
-    # --- values from use, costs from work (issue 19; docs/values.md) --------------------
+    # --- values from use, costs from work (docs/values.md) -------------------------------
     #: Serving reads (retrieve, search, MCP, LangGraph) count what they served per uid,
     #: buffered and written in batches off the read's path. Off: nothing is written.
     use_recording: bool = True
@@ -163,7 +163,7 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return v
 
-    # --- search: embeddings and searchable meta fields (issue 16) -----------------------
+    # --- search: embeddings and searchable meta fields -----------------------------------
     #: Unset: the offline default (wordllama, weights inside its wheel, no network). Set:
     #: an OpenAI-compatible endpoint, e.g. `http://127.0.0.1:8080/v1` (POST .../embeddings).
     embedding_base_url: str | None = None

@@ -1,4 +1,4 @@
-"""Step 6: Validate_i(z_i) on every successor, before anything may be published.
+"""SPEC §6, validation: Validate_i(z_i) on every successor, before anything is published.
 
 Each candidate's own operator checks its successor (replay consistency for recompute,
 schema and regression checks for regen, sandboxed behaviour for chain skills,

@@ -1,4 +1,4 @@
-"""Use recording: what serving reads served, counted per artifact identity (issue 19).
+"""Use recording: what serving reads served, counted per artifact identity.
 
 A read calls `UseRecorder.note(ns, uids)` with the uids it returned; that only updates
 an in-memory buffer (a dict under a lock), so the read's latency does not include a
