@@ -1,4 +1,4 @@
-"""Step 7: republish validated successors whose required predecessors are republished.
+"""SPEC §6, publication: republish validated successors, each after all that it requires.
 
 Publication commits in topological batches, each in the transaction that stages it
 (`Publisher`, the repair's writer: execution builds batch k+1 while it writes batch k).
@@ -29,12 +29,12 @@ from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
 from memorepair.model import EventType, Mode, Progress, RepairEventSpec, artifact_key, event_key
 from memorepair.store import Row, Store, Tx
+from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
 DISCARD_STAGED = queries.named("publication/discard_staged")
 LOCK_INPUTS = queries.named("publication/lock_inputs")
 PUBLISH_SUCCESSORS = queries.named("publication/publish_successors")
-RECORD_VALIDATION = queries.named("execution/record_validation")
 UNINDEXED_SUCCESSORS = queries.named("publication/unindexed_successors")
 
 #: Why a staged successor stays unpublished (its node is kept for audit, marked).

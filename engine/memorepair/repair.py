@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
 from memorepair import (
+    audit,
     barrier,
     cascade,
     embedding,
@@ -250,7 +251,7 @@ def retry(
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
         return run(store, registry, config, spec, progress=progress, recorded=True, backlog=backlog)
     base = chain[-1]["id"] if chain else event_id
-    stranded = _stranded(events.report_of(store, ns, base))
+    stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
         raise InputError(f"event {base!r} left nothing failed or blocked to retry")
     record = events.record(store, ns, event_id)
@@ -268,14 +269,6 @@ def retry(
     )
     selector = cast(Selector, record["selector"])
     return run(store, registry, config, spec, selector=selector, progress=progress, backlog=backlog)
-
-
-#: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
-STRANDED = ("failed", "blocked", "input_withdrawn")
-
-
-def _stranded(report: RepairReport) -> list[str]:
-    return sorted(u for outcome in STRANDED for u in report.outcomes.get(outcome, []))
 
 
 def resolve(
@@ -306,7 +299,7 @@ def _run(
     )
     if event.completed:
         _index_unindexed(store, spec, backlog)
-        return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
+        return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
     if recorded and not event.reached("withdrawn") and spec.replacements:
         _refuse(
             event,
