@@ -366,7 +366,7 @@ def _row(attempt: Attempt) -> Row:
         "content": successor.content,
         "recipe": stored_json(successor.recipe.model_dump() if successor.recipe else None),
         "meta": stored_json(dict(successor.meta)),
-        "inputs": list(successor.inputs),
+        "inputs": list(successor.inputs) or None,  # none stored, as for a fresh record
         "validated": attempt.validated,
         "validation": attempt.detail or None,
         "operator": attempt.candidate.mode.value,

@@ -468,5 +468,5 @@ def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
         "repair_cost": artifact.repair_cost,
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
-        "inputs": list(artifact.inputs),
+        "inputs": list(artifact.inputs) or None,  # none stored: an empty list costs a write
     }
