@@ -126,12 +126,12 @@ class MemoryStore:
                 self._backlog.close()
             self.store.close()
 
-    def flush_embeddings(self) -> None:
+    def flush_embeddings(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Wait until every version recorded or republished so far by this store has its
         embedding (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit,
-        a repair's successors just after its publication)."""
+        a repair's successors just after its publication); `progress(written, of)`."""
         if self._backlog is not None:
-            self._backlog.flush()
+            self._backlog.flush(progress)
 
     def embedding_lags(self) -> list[float]:
         """Seconds from each version's commit (a record, or a successor's publication) to

@@ -496,15 +496,19 @@ class EmbeddingBacklog:
                 self._held -= 1
                 self._changed.notify_all()
 
-    def flush(self) -> None:
-        """Wait until every version queued before this call has its embedding written."""
+    def flush(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Wait until every version queued before this call has its embedding written;
+        `progress(written, of)` hears how far it got about twice a second."""
         with self._changed:
             target = self._queued
+            first = self._done
             self._flushing += 1
             self._changed.notify_all()
             try:
                 while self._done < target and self._thread is not None:
-                    self._changed.wait()
+                    self._changed.wait(0.5 if progress else None)
+                    if progress is not None:
+                        progress(min(self._done, target) - first, target - first)
             finally:
                 self._flushing -= 1
 

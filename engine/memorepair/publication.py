@@ -28,12 +28,13 @@ from memorepair.errors import some
 from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
 from memorepair.model import EventType, Mode, Progress, RepairEventSpec, artifact_key, event_key
-from memorepair.store import Row, Store, Tx
+from memorepair.store import Row, Store, Tx, rest
 from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
 DISCARD_STAGED = queries.named("publication/discard_staged")
 LOCK_INPUTS = queries.named("publication/lock_inputs")
+PUBLISH_FRESH = queries.named("publication/publish_fresh")
 PUBLISH_SUCCESSORS = queries.named("publication/publish_successors")
 UNINDEXED_SUCCESSORS = queries.named("publication/unindexed_successors")
 
@@ -114,12 +115,6 @@ def _other_outcomes(
             outcomes.add("not_executable", c.uid, c.reason)
         elif c.uid not in in_selection:
             outcomes.add("unselected", c.uid, "value below lambda-weighted cost (not selected)")
-
-
-def pause_after(seconds: float, pace: float) -> float:
-    """How long a paced writer rests after a write that took `seconds`, so that its
-    writes take a `pace` share of the time (1: no rest)."""
-    return seconds * (1.0 - pace) / pace
 
 
 class Publisher:
@@ -234,8 +229,7 @@ class Publisher:
             for uid in uids:
                 self.outcomes.add(name, uid, decided.details.get(uid, ""))
         self._checkpoint("publishing")  # a crash here must leave a closed, resumable state
-        if self._pace < 1.0:
-            time.sleep(pause_after(time.monotonic() - started, self._pace))
+        rest(time.monotonic() - started, self._pace)
 
 
 def _verdicts(attempts: Sequence[Attempt]) -> list[Row]:
@@ -259,15 +253,33 @@ def _stage_and_publish(
     outcomes: Outcomes,
     backlog: EmbeddingBacklog | None,
 ) -> list[Attempt]:
-    """One batch in one transaction: stage it, then publish what may be published."""
-    execution.write_staged(tx, event_key(spec.ns, spec.id), rows)
+    """One batch in one transaction. What may be published has its retained inputs locked
+    and checked first; a fresh successor that passes is then written once, already
+    published (`publish_fresh`), one a crashed run staged is published as staged, and
+    every other fresh successor (failed, blocked, input withdrawn) is staged for audit.
+    Once the batch commits, the published successors' vectors are queued (deferred)."""
+    key = event_key(spec.ns, spec.id)
+    kept = _drop_withdrawn_inputs(tx, spec, publishable, outcomes, dropped) if publishable else []
+    live = {a.vid: a for a in kept}
+    execution.write_staged(tx, key, [r for r in rows if r["vid"] not in live])
     if verdicts:
         tx.run(RECORD_VALIDATION, rows=verdicts)
-    if not publishable:
-        return []
-    return _publish_batch(
-        tx, spec=spec, batch=publishable, dropped=dropped, outcomes=outcomes, backlog=backlog
-    )
+    deferred = backlog is not None
+    fresh = [
+        {**r, "edges": _input_positions(spec.ns, live[r["vid"]])} for r in rows if r["vid"] in live
+    ]
+    if fresh:
+        tx.run(PUBLISH_FRESH, event_key=key, rows=fresh, deferred=deferred)
+    staged = [
+        {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
+        for a in kept
+        if a.staged
+    ]
+    if staged:
+        tx.run(PUBLISH_SUCCESSORS, event_key=key, rows=staged, deferred=deferred)
+    if backlog is not None:
+        tx.after_commit(lambda: backlog.add([_pending(spec.ns, a) for a in kept]))
+    return kept
 
 
 def publish(
@@ -304,32 +316,6 @@ def publish(
 
     store.transaction(complete)
     return outcomes
-
-
-def _publish_batch(
-    tx: Tx,
-    *,
-    spec: RepairEventSpec,
-    batch: list[Attempt],
-    dropped: set[str],
-    outcomes: Outcomes,
-    backlog: EmbeddingBacklog | None,
-) -> list[Attempt]:
-    """One batch: lock retained inputs, drop what lost its support, swap the rest in;
-    once it commits, its successors' vectors are queued (deferred embeddings)."""
-    kept = _drop_withdrawn_inputs(tx, spec, batch, outcomes, dropped)
-    tx.run(
-        PUBLISH_SUCCESSORS,
-        event_key=event_key(spec.ns, spec.id),
-        rows=[
-            {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
-            for a in kept
-        ],
-        deferred=backlog is not None,
-    )
-    if backlog is not None:
-        tx.after_commit(lambda: backlog.add([_pending(spec.ns, a) for a in kept]))
-    return kept
 
 
 def _pending(ns: str, attempt: Attempt) -> Pending:

@@ -315,7 +315,7 @@ def _run(
     family = clock.time("candidates", candidate_family, store, registry, config, spec, withdrawn)
     selection = clock.time("selection", _select, event, family, withdrawn, config)
     if not event.reached("selected"):
-        clock.time("record", _record, store, event, withdrawn, family, selection)
+        clock.time("record", _record, store, event, withdrawn, family, selection, config.pace)
     if resumed_from is not None:
         _index_unindexed(store, spec, backlog)
     with backlog.held() if backlog is not None else nullcontext():
@@ -446,11 +446,18 @@ def _record(
     withdrawn: Cascade,
     family: CandidateFamily,
     selection: EventSelection,
+    pace: float,
 ) -> None:
     """The candidate facts on the audit edges, then the candidates and selected phases
     (re-recording facts is harmless: each edge is merged once)."""
     cascade.record_facts(
-        store, event.key, withdrawn, family, selection.selected, checkpoint=event.checkpoint
+        store,
+        event.key,
+        withdrawn,
+        family,
+        selection.selected,
+        checkpoint=event.checkpoint,
+        pace=pace,
     )
     event.complete("candidates", {"candidates": len(family.candidates)})
     event.complete(

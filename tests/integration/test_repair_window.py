@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import pytest
 from reliability_support import correct_event, fan_memory, vectors
 
-from memorepair.api import MemoryStore
+from memorepair import cascade, publication
+from memorepair.api import MemoryStore, open_store
 from memorepair.embedding import WordLlamaEmbedder
 from memorepair.model import Artifact, Mode
 from memorepair.operators.base import RepairContext, Successor, Validation
@@ -96,3 +97,18 @@ def test_an_unchanged_successor_reuses_its_predecessors_vector(
     assert all(vec is None for _, vec in _caches(vectors(memory), 1).values())
     hits = memory.search("root v1 retained 7", WIDTH, mode="vector")
     assert {h.version for h in hits if h.uid.startswith("c-")} == {2}
+
+
+def test_the_pace_rests_the_repairs_writer_after_each_batch(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.import_items(fan_memory(WIDTH))
+    rests: list[tuple[str, float]] = []
+    monkeypatch.setattr(publication, "rest", lambda took, pace: rests.append(("publish", pace)))
+    monkeypatch.setattr(cascade, "rest", lambda took, pace: rests.append(("record", pace)))
+    paced = memory.settings.model_copy(update={"repair_pace": 0.5, "batch_size": 10})
+    with open_store(ns=memory.ns, settings=paced) as store:
+        report = store.repair(correct_event("e1", "root", "root v2"))
+    assert len(report.published) == WIDTH
+    batches = -(-WIDTH // 10)  # the candidates' facts and the successors, 10 a batch each
+    assert rests == [("record", 0.5)] * batches + [("publish", 0.5)] * batches
