@@ -32,10 +32,12 @@ from memorepair import (
 )
 from memorepair import changes as specs
 from memorepair.changes import EventLike
+from memorepair.embedding import Embedder, EmbeddingBacklog, Indexing, build_embedder
 from memorepair.errors import InputError
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
+from memorepair.local.server import LocalServer
 from memorepair.model import (
     NS_PATTERN,
     Artifact,
@@ -65,6 +67,8 @@ __all__ = [
     "MemoryStore",
     "RepairReport",
     "Served",
+    "connect",
+    "embedder_for",
     "open_store",
     "purge_local_server",
 ]
@@ -82,28 +86,43 @@ class MemoryStore:
         store: Store,
         ns: str,
         registry: OperatorRegistry,
+        settings: Settings,
+        *,
         config: RepairConfig | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: The configuration this store was opened with; only the API reads it, and hands
+        #: each module below the few values it uses.
+        self.settings = settings
         #: What every repair, resume and plan of this store runs with (built once).
-        self.config = config or RepairConfig.from_settings(store.settings)
-        self._searcher = searching.Searcher(store)
+        self.config = config or RepairConfig.from_settings(settings)
+        #: The one embedder of this connection (None: embeddings are off).
+        self.embedder = embedder
+        #: What every write adds so search finds it (embedding, searchable meta terms).
+        self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
+        self._searcher = searching.Searcher(store, embedder)
         #: Counts what serving reads return, off their latency path (shared by siblings).
         self.uses = UseRecorder(
             store,
-            enabled=store.settings.use_recording,
-            flush_s=store.settings.use_flush_s,
-            half_life_s=store.settings.value_half_life_h * 3600.0,
+            enabled=settings.use_recording,
+            flush_s=settings.use_flush_s,
+            half_life_s=settings.value_half_life_h * 3600.0,
         )
         self._owns_store = True
         #: Embeddings of fresh records written just after their commit (None: inline/off).
-        self._backlog = embedding.backlog_for(store)
+        self._backlog = (
+            EmbeddingBacklog(store, embedder, settings.embedding_batch)
+            if embedder is not None and settings.record_embedding == "deferred"
+            else None
+        )
 
     @property
-    def settings(self) -> Settings:
-        return self.store.settings
+    def _writes(self) -> recording.Writes:
+        """What recording writes with: search fields, content cap, the backlog."""
+        return recording.Writes(self.indexing, self.settings.max_content_bytes, self._backlog)
 
     def namespace(self, ns: str) -> MemoryStore:
         """Another namespace over the same connection, operators and configuration (a
@@ -112,7 +131,9 @@ class MemoryStore:
         if ns == self.ns:
             return self
         _check_namespace(ns)
-        sibling = MemoryStore(self.store, ns, self.registry, self.config)
+        sibling = MemoryStore(
+            self.store, ns, self.registry, self.settings, config=self.config, embedder=self.embedder
+        )
         sibling.uses = self.uses
         sibling._owns_store = False
         sibling._backlog = self._backlog  # one writer per connection
@@ -158,7 +179,7 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog)
+        return recording.record(self.store, self.ns, item, writes=self._writes, on_stale=on_stale)
 
     def record_many(
         self,
@@ -194,7 +215,7 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     def import_file(
@@ -206,7 +227,7 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store, self.ns, path, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store, self.ns, path, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     def export_file(
@@ -279,6 +300,7 @@ class MemoryStore:
             self.store,
             self.registry,
             self.config,
+            self.indexing,
             self.event(event),
             selector=selector,
             lam=lam,
@@ -292,7 +314,13 @@ class MemoryStore:
     ) -> list[RepairReport]:
         self._require_embedder()
         return repair.resume(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.indexing,
+            self.ns,
+            event_id,
+            progress=progress,
         )
 
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
@@ -300,7 +328,13 @@ class MemoryStore:
         after installing the tool back-end a migration needed."""
         self._require_embedder()
         return repair.retry(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.indexing,
+            self.ns,
+            event_id,
+            progress=progress,
         )
 
     def update(
@@ -519,12 +553,14 @@ class MemoryStore:
         """Re-embed the namespace with the configured embedder (after changing the model)
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
         self.flush_embeddings()
-        return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
+        return reindexing.reindex(
+            self.store, self.ns, self.indexing, force=force, progress=progress
+        )
 
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
-        embedding.require_space(self.store, self.ns, embedding.space_of(self.settings))
+        embedding.require_space(self.store, self.ns, self.indexing.space)
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
@@ -601,20 +637,60 @@ def purge_local_server(
     """Make the local server's data directory lose the bytes that erasures freed: filler
     over freed store records, transaction logs rotated and pruned, two restarts
     (docs/erasure.md). Refuses while a repair event is open, unless `force`."""
-    return purge.purge(settings or load_settings(), force=force, say=progress)
+    resolved = settings or load_settings()
+    return purge.purge(resolved, lambda: connect(resolved), force=force, say=progress)
 
 
 def open_store(
     ns: str | None = None, settings: Settings | None = None, **overrides: Any
 ) -> MemoryStore:
-    """Connect to the configured Neo4j (or the local server) for one namespace."""
+    """Connect to the configured Neo4j (or the local server) for one namespace.
+
+    The clients are built here, once: the connection (`connect`), the embedder
+    (`embedder_for`; none with MEMOREPAIR_EMBEDDINGS=false) and the operator registry;
+    siblings from `MemoryStore.namespace` share them.
+    """
     resolved = settings or load_settings(**overrides)
     namespace = ns or resolved.namespace
     _check_namespace(namespace)
-    store = Store.connect(resolved)
+    embedder = embedder_for(resolved) if resolved.embeddings else None
+    store = connect(resolved)
     registry = build_registry(OperatorConfig.from_settings(resolved))
     if resolved.sample_tools:
         from memorepair.sample.tools import register_tools
 
         register_tools(registry)
-    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
+    config = RepairConfig.from_settings(resolved)
+    return MemoryStore(store, namespace, registry, resolved, config=config, embedder=embedder)
+
+
+def connect(settings: Settings) -> Store:
+    """A Store on the server NEO4J_URI names, else on the local one (with its password)."""
+    if settings.neo4j_uri is not None:
+        password = settings.neo4j_password
+        auth = (settings.neo4j_username, password.get_secret_value()) if password else None
+        uri, hint = settings.neo4j_uri, "check NEO4J_URI and that the server is up"
+    else:
+        uri, auth = LocalServer(settings).connection()
+        hint = f"run `memorepair neo4j start`; local state {settings.state_dir.resolve()}"
+    return Store.open(
+        uri,
+        auth,
+        database=settings.neo4j_database,
+        batch_size=settings.batch_size,
+        serving_reads=settings.serving_reads,
+        unreachable_hint=hint,
+    )
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The embedder the settings name (MEMOREPAIR_EMBEDDING_*): a new one per call, so
+    build it once and hand it down (`open_store` does)."""
+    key = settings.embedding_api_key
+    return build_embedder(
+        base_url=settings.embedding_base_url,
+        model=settings.embedding_model,
+        api_key=key.get_secret_value() if key else None,
+        dimension=settings.embedding_dimension,
+        batch_size=settings.embedding_batch,
+    )

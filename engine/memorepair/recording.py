@@ -65,6 +65,17 @@ class ImportReport:
         }
 
 
+@dataclass(frozen=True)
+class Writes:
+    """What recording writes with, built once per store by the API: the search fields of
+    each version (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), and the
+    backlog that embeds just after each commit (None: embedded inside it, or not at all)."""
+
+    indexing: embedding.Indexing
+    max_content_bytes: int
+    backlog: embedding.EmbeddingBacklog | None = None
+
+
 def clear(store: Store, ns: str) -> None:
     """Delete every artifact and event of a namespace (tests, benchmarks, demos), in
     batches of the server's own (`CALL { } IN TRANSACTIONS`)."""
@@ -76,17 +87,17 @@ def import_memory(
     ns: str,
     memory: Memory,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
-    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> ImportReport:
     """Import artifacts and edges already in memory (the API's `import_items` and
     `record_many`)."""
     for artifact in memory.artifacts:
-        _check_size(store, artifact, memory.lines.get(artifact.uid))
+        _check_size(writes.max_content_bytes, artifact, memory.lines.get(artifact.uid))
     by_uid = {a.uid: a for a in memory.artifacts}
     load = lambda uids: [by_uid[u] for u in uids]  # noqa: E731
-    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, backlog)
+    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, writes)
 
 
 def import_file(
@@ -94,18 +105,17 @@ def import_file(
     ns: str,
     path: Path,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
-    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> ImportReport:
     """Import a memory file, streaming: validated whole first, contents read per batch."""
-    index = index_memory(path, store.settings.max_content_bytes)
-    return _import(store, ns, index.skeleton, index.load, progress, on_stale, backlog)
+    index = index_memory(path, writes.max_content_bytes)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale, writes)
 
 
-def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
+def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
     size = len(artifact.content.encode("utf-8"))
-    limit = store.settings.max_content_bytes
     if size > limit:
         raise InputError(
             f"line {line or '?'}: artifact {artifact.uid!r} content is {size} bytes, over "
@@ -120,7 +130,7 @@ def _import(
     load: Callable[[Sequence[str]], list[ArtifactIn]],
     progress: Callable[[int, int], None],
     on_stale: OnStale,
-    backlog: embedding.EmbeddingBacklog | None,
+    writes: Writes,
 ) -> ImportReport:
     """Refuse existing uids and bad graphs, then write input-first in batches (all or none).
 
@@ -142,10 +152,11 @@ def _import(
     order, inputs = order_skeleton(skeleton, known)
     report = ImportReport()
     written: list[str] = []
-    space = embedding.space_of(store.settings)
+    space = writes.indexing.space
+    backlog = writes.backlog
 
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
-        search = embedding.search_fields(store.settings, batch, embed=backlog is None)
+        search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
         rows = store.transaction(
             partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space)
         )
@@ -155,7 +166,7 @@ def _import(
             backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
         return rows
 
-    batches = list(_batches(order, skeleton.sizes, store.settings.batch_size))
+    batches = list(_batches(order, skeleton.sizes, store.batch_size))
     hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
     try:
         with hold:
@@ -229,8 +240,8 @@ def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[li
 def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
     pairs = [(e.src, e.dst) for e in skeleton.edges if e.rel == "RELATED"] + skeleton.related
     rows = [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
-    for start in range(0, len(rows), store.settings.batch_size):
-        store.write(CREATE_RELATED, rows=rows[start : start + store.settings.batch_size])
+    for batch in store.batched(rows):
+        store.write(CREATE_RELATED, rows=batch)
     return len(rows)
 
 
@@ -239,8 +250,8 @@ def record(
     ns: str,
     artifact: ArtifactIn,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
-    backlog: embedding.EmbeddingBacklog | None = None,
 ) -> dict[str, Any]:
     """Record one artifact derived by an agent: one transaction, in the common case one
     statement (`recording/record_artifact`), so its latency is close to a bare write's.
@@ -248,18 +259,19 @@ def record(
     Unpinned inputs must be current artifacts (their served versions are linked). A pinned
     input (`uid@N`) that is no longer served makes the artifact stale: it is recorded
     withdrawn, joined to the event that superseded or withdrew that version, or refused
-    with `on_stale="refuse"`. With a `backlog` the embedding is written just after the
-    commit (`embedding.EmbeddingBacklog`); without one, inside it.
+    with `on_stale="refuse"`. With a backlog (`writes.backlog`) the embedding is written
+    just after the commit (`embedding.EmbeddingBacklog`); without one, inside it.
     """
     store.require_schema()
     size = len(artifact.content.encode("utf-8"))
-    if size > store.settings.max_content_bytes:
+    if size > writes.max_content_bytes:
         raise InputError(
             f"artifact {artifact.uid!r} content is {size} bytes, over "
-            f"MEMOREPAIR_MAX_CONTENT_BYTES={store.settings.max_content_bytes}"
+            f"MEMOREPAIR_MAX_CONTENT_BYTES={writes.max_content_bytes}"
         )
-    search = embedding.search_fields(store.settings, [artifact], embed=backlog is None)
-    space = embedding.space_of(store.settings)
+    backlog = writes.backlog
+    search = embedding.search_fields(writes.indexing, [artifact], embed=backlog is None)
+    space = writes.indexing.space
     work = partial(
         _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
     )

@@ -34,6 +34,7 @@ from memorepair import (
 )
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
+from memorepair.embedding import Indexing
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
@@ -174,6 +175,7 @@ def run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     spec: RepairEventSpec,
     *,
     lam: float | None = None,
@@ -184,18 +186,20 @@ def run(
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    `indexing` gives the replacements and successors their search fields.
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
+        return _run(store, registry, config, indexing, spec, lam_, selector_, progress, recorded)
 
 
 def resume(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
@@ -207,7 +211,9 @@ def resume(
     reports = []
     for spec in events.open_event_specs(store, ns, event_id):
         try:
-            reports.append(run(store, registry, config, spec, progress=progress, recorded=True))
+            reports.append(
+                run(store, registry, config, indexing, spec, progress=progress, recorded=True)
+            )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
     return reports
@@ -217,6 +223,7 @@ def retry(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
@@ -231,7 +238,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, spec, progress=progress, recorded=True)
+        return run(store, registry, config, indexing, spec, progress=progress, recorded=True)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -250,7 +257,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, spec, selector=selector, progress=progress)
+    return run(store, registry, config, indexing, spec, selector=selector, progress=progress)
 
 
 def resolve(
@@ -269,6 +276,7 @@ def _run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     spec: RepairEventSpec,
     lam: float,
     selector: Selector,
@@ -288,7 +296,7 @@ def _run(
         )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
-        clock.time("barrier", _withdraw, store, event, config.busy_wait_s)
+        clock.time("barrier", _withdraw, store, event, config.busy_wait_s, indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
         clock.time("hold", barrier.hold, store, spec)
     withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
@@ -297,7 +305,7 @@ def _run(
     if not event.reached("selected"):
         clock.time("record", _record, store, event, withdrawn, family, selection)
     attempts = clock.time(
-        "execution", _execute, store, registry, event, family, selection, progress
+        "execution", _execute, store, registry, indexing, event, family, selection, progress
     )
     attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
     outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
@@ -366,7 +374,7 @@ def candidate_family(
     )
 
 
-def _withdraw(store: Store, event: Event, wait_s: float) -> None:
+def _withdraw(store: Store, event: Event, wait_s: float, indexing: Indexing) -> None:
     try:
         barrier.withdraw_when_free(
             store,
@@ -374,6 +382,7 @@ def _withdraw(store: Store, event: Event, wait_s: float) -> None:
             cascade=event.cascade,
             commit=event.commit("withdrawn"),
             wait_s=wait_s,
+            indexing=indexing,
         )
     except InputError as exc:  # nothing was withdrawn; the id may be used again
         event.refuse(exc)
@@ -418,6 +427,7 @@ def _record(
 def _execute(
     store: Store,
     registry: OperatorRegistry,
+    indexing: Indexing,
     event: Event,
     family: CandidateFamily,
     selection: EventSelection,
@@ -431,6 +441,7 @@ def _execute(
         selection.selected,
         progress=progress,
         checkpoint=event.checkpoint,
+        indexing=indexing,
         judge=partial(validation.judge, registry),
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})

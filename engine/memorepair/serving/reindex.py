@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memorepair import events, queries
-from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
+from memorepair.embedding import Indexing, Space, embed_rows, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import Store
 
@@ -49,6 +49,7 @@ class ReindexReport:
 def reindex(
     store: Store,
     ns: str,
+    indexing: Indexing,
     *,
     force: bool = False,
     progress: Callable[[int, int], None] = lambda done, total: None,
@@ -56,8 +57,8 @@ def reindex(
     """Embed every served or staged version whose embedding is not of the configured model
     (all of them with `force`), rewrite every version's meta terms, then mark it ready."""
     started = time.perf_counter()
-    settings = store.settings
-    if not settings.embeddings:
+    embedder = indexing.embedder
+    if embedder is None:
         raise EmbeddingError("embeddings are off (MEMOREPAIR_EMBEDDINGS=false): nothing to do")
     open_events = events.open_events(store, ns)
     if open_events:
@@ -66,13 +67,12 @@ def reindex(
             f"namespace {ns!r} has open repair events {ids}: finish them first "
             "(`memorepair resume`), then reindex"
         )
-    embedder = embedder_for(settings)
     space = Space(embedder.name, embedder.dimension)
     store.write(SET_SPACE, ns=ns, model=space.model, dimension=space.dimension, state="reindexing")
     targets = store.read(REINDEX_TARGETS, ns=ns)
-    fields = tuple(settings.search_meta_fields)
+    fields = indexing.meta_fields
     embedded = 0
-    size = settings.batch_size
+    size = store.batch_size
     for start in range(0, len(targets), size):
         batch = targets[start : start + size]
         stale = {row["vid"] for row in batch if force or row["model"] != space.model}
