@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memorepair.api import purge_local_server
-from memorepair.erasure import Matcher, fingerprints
 from memorepair.errors import ConfigError
+from memorepair.fingerprints import Matcher, fingerprints
 from memorepair.local import store_files
 from memorepair.local.purge import (
     DYNAMIC_DATA,
