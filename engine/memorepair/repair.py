@@ -1,7 +1,22 @@
 """One repair event, read top to bottom as the contract (SPEC §2-6).
 
-    open the event -> barrier -> hold -> cascade -> candidates -> selection -> record
+    open the event -> barrier -> hold -> candidates -> selection -> record
     -> execution -> validation -> publication (-> erasure) -> report
+
+`_run` is that sequence, one `with clock.step(name):` block per step. The step names are
+what the report's `seconds` and the progress lines say; each step records the event's
+phase (`events.PHASES`) named beside it:
+
+    step         SPEC  records phase   what it does
+    barrier      §3    withdrawn       withdraw C(F) in one transaction (F's replacements)
+    hold         §3    (withdrawn)     name the holder on every withdrawn node
+    candidates   §4    -               read the withdrawn cascade, build the family Q
+    selection    §5    -               the min-cut (a resumed run keeps its recorded one)
+    record       §4-5  candidates, selected   the facts on the audit edges
+    execution    §6    staged          build and stage every selected successor
+    validation   §6    validated       judge what execution left without a verdict
+    publication  §6    published       republish in topological batches
+    erasure      -     erased          redact every copy of erased text (erasing events)
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
 event's phases, so a crashed repair resumes by running the same sequence again: steps
@@ -15,11 +30,11 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, cast
 
 from memorepair import (
     audit,
@@ -51,9 +66,6 @@ from memorepair.publication import Outcomes
 from memorepair.selection import EventSelection, Selector, select
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -296,21 +308,28 @@ def _run(
         )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
-        clock.time("barrier", _withdraw, store, event, config.busy_wait_s, indexing)
+        with clock.step("barrier"):
+            _withdraw(store, event, config.busy_wait_s, indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
-        clock.time("hold", barrier.hold, store, spec)
-    withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
-    family = clock.time("candidates", candidate_family, store, registry, config, spec, withdrawn)
-    selection = clock.time("selection", _select, event, family, withdrawn, config)
+        with clock.step("hold"):
+            barrier.hold(store, spec)
+    with clock.step("candidates"):
+        withdrawn = cascade.read_withdrawn(store, spec, event.key)
+        family = candidate_family(store, registry, config, spec, withdrawn)
+    with clock.step("selection"):
+        selection = _select(event, family, withdrawn, config)
     if not event.reached("selected"):
-        clock.time("record", _record, store, event, withdrawn, family, selection)
-    attempts = clock.time(
-        "execution", _execute, store, registry, indexing, event, family, selection, progress
-    )
-    attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
-    outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+        with clock.step("record"):
+            _record(store, event, withdrawn, family, selection)
+    with clock.step("execution"):
+        attempts = _execute(store, registry, indexing, event, family, selection, progress)
+    with clock.step("validation"):
+        attempts = _validate(store, registry, event, attempts, progress)
+    with clock.step("publication"):
+        outcomes = _publish(store, event, family, selection, attempts)
     if spec.erases:
-        clock.time("erasure", erasure.erase, store, event)
+        with clock.step("erasure"):
+            erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
 
@@ -547,13 +566,15 @@ class _Clock:
         self.progress = progress
         self.seconds: dict[str, float] = {}
 
-    def time(self, step: str, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        self.progress(step, 0, 1)
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        """One step of the sequence, under its name (the module docstring's table): the
+        report's `seconds` and the progress lines use it; a step that raises is not done."""
+        self.progress(name, 0, 1)
         started = time.perf_counter()
-        result = work(*args, **kwargs)
-        self.seconds[step] = self.seconds.get(step, 0.0) + time.perf_counter() - started
-        self.progress(step, 1, 1)
-        return result
+        yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+        self.progress(name, 1, 1)
 
 
 @contextmanager
