@@ -32,6 +32,7 @@ from memorepair import (
 )
 from memorepair import changes as specs
 from memorepair.changes import EventLike
+from memorepair.codec import canonical_json
 from memorepair.embedding import Embedder, EmbeddingBacklog, Indexing, build_embedder
 from memorepair.errors import InputError
 from memorepair.events import RepairReport
@@ -51,27 +52,47 @@ from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
+from memorepair.sample import demo as sample_demo
+from memorepair.sample.demo import DEMO_NAMESPACE, DemoResult
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import retrieve as retrieving
 from memorepair.serving import search as searching
 from memorepair.serving.retrieve import Served
+from memorepair.serving.search import Hit
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
+from memorepair.toolschema import Migration
 
 #: What the surfaces (CLI, MCP, LangGraph) and programs type against: they import it from
-#: here, never from the modules below.
+#: here (or from `errors`, `model`, `settings`), never from the modules below.
 __all__ = [
+    "DEMO_NAMESPACE",
+    "SEARCH_MAX_K",
+    "DemoResult",
     "EventLike",
+    "Hit",
+    "LocalServer",
     "MemoryStore",
+    "Migration",
+    "OnStale",
+    "Plan",
     "RepairReport",
+    "SearchMode",
+    "Selector",
     "Served",
+    "canonical_json",
     "connect",
     "embedder_for",
+    "local_server",
     "open_store",
     "purge_local_server",
 ]
+
+#: The search modes (`MemoryStore.search(mode=...)`), and the largest k one search takes.
+SearchMode = searching.Mode
+SEARCH_MAX_K = searching.MAX_K
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -441,6 +462,32 @@ class MemoryStore:
         )
         return self.event(spec), migration
 
+    def migrate_tool(
+        self,
+        tool: str,
+        new_schema: Any,
+        *,
+        old_schema: Any = None,
+        roots: Sequence[str] | None = None,
+        renames: Mapping[str, str] | None = None,
+        param_renames: Mapping[str, Mapping[str, str]] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[RepairEventSpec, Migration, Plan | RepairReport]:
+        """`tool_migration`, then its plan (`dry_run`) or its repair: MCP's tool_migrated."""
+        spec, migration = self.tool_migration(
+            tool,
+            new_schema,
+            old_schema=old_schema,
+            roots=roots,
+            renames=renames,
+            param_renames=param_renames,
+            reason=reason,
+            event_id=event_id,
+        )
+        return spec, migration, self.plan(spec) if dry_run else self.repair(spec)
+
     def report(self, event_id: str) -> RepairReport:
         return audit.report_of(self.store, self.ns, event_id)
 
@@ -554,7 +601,12 @@ class MemoryStore:
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
         self.flush_embeddings()
         return reindexing.reindex(
-            self.store, self.ns, self.indexing, force=force, progress=progress
+            self.store,
+            self.ns,
+            self.indexing,
+            open_events=events.open_events(self.store, self.ns),
+            force=force,
+            progress=progress,
         )
 
     def _require_embedder(self) -> None:
@@ -566,15 +618,31 @@ class MemoryStore:
     def counts(self) -> dict[str, int]:
         return retrieving.counts(self.store, self.ns)
 
-    def status(self) -> dict[str, Any]:
-        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
-        return {
+    def status(self, event_id: str | None = None) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`);
+        with `event_id`, that event's cascade by outcome too (under "event")."""
+        data: dict[str, Any] = {
             "namespace": self.ns,
             "server": self.store.uri,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
+        if event_id is not None:
+            data["event"] = {"id": event_id, "sets": self.audit_event(event_id)}
+        return data
+
+    def check(self, erasure_event_id: str | None = None) -> dict[str, Any]:
+        """The barrier invariant (`ok`: nothing served depends on invalidated support);
+        with `erasure_event_id`, also that event's proof that no copy of the erased text
+        is left (`ok` then needs both)."""
+        stale = self.stale_served()
+        data: dict[str, Any] = {"ok": not stale, "stale_served": stale}
+        if erasure_event_id is not None:
+            erasure = self.audit_erasure(erasure_event_id)
+            data["erasure"] = erasure
+            data["ok"] = data["ok"] and bool(erasure["ok"])
+        return data
 
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
@@ -608,6 +676,18 @@ class MemoryStore:
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
 
+    def demo(
+        self,
+        *,
+        keep: bool = False,
+        imported: Callable[[recording.ImportReport], None] = lambda report: None,
+        before: Callable[[str, RepairEventSpec], None] = lambda name, spec: None,
+        after: Callable[[RepairReport, dict[str, Any] | None], None] = lambda r, e: None,
+    ) -> DemoResult:
+        """The included sample memory, repaired event by event (`memorepair demo`); the
+        callbacks narrate as it goes. Clears the namespace first, and after unless `keep`."""
+        return sample_demo.run(self, keep=keep, imported=imported, before=before, after=after)
+
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:
         """Add an operator; `first=True` lets it take precedence over the built-ins."""
@@ -626,6 +706,12 @@ def _check_namespace(namespace: str) -> None:
             f"namespace {namespace!r} is not valid: letters, digits, '.', '_' or '-', "
             "starting with a letter or digit, at most 64 characters"
         )
+
+
+def local_server(settings: Settings | None = None) -> LocalServer:
+    """The local Neo4j server of these settings' state folder (`memorepair neo4j
+    start|stop|status`): `start`, `stop`, `status`, and its Browser."""
+    return LocalServer(settings or load_settings())
 
 
 def purge_local_server(

@@ -56,6 +56,12 @@ class ImportReport:
     withdrawn_late: list[str] = field(default_factory=list)
     related: int = 0
 
+    def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Count one committed batch: written, served, and withdrawn at once (late)."""
+        self.written += len(rows)
+        self.live += sum(1 for row in rows if row["live"])
+        self.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "written": self.written,
@@ -138,6 +144,30 @@ def _import(
     after it (behind the next batches); without, they are computed before each batch.
     """
     store.require_schema()
+    order, inputs = order_skeleton(skeleton, _known_inputs(store, ns, skeleton))
+    report = ImportReport()
+    written: list[str] = []
+    write = _batch_writer(store, ns, on_stale, writes)
+    batches = list(_batches(order, skeleton.sizes, store.batch_size))
+    backlog = writes.backlog
+    hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
+    try:
+        with hold:
+            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
+            for rows in _overlapped(batches, loaded, inputs, write, written):
+                report.add(rows)
+                progress(report.written, len(order))
+            report.related = _write_related(store, ns, skeleton)
+    except MemoRepairError:
+        for vids in store.batched(written):  # nothing half-imported: take back what committed
+            store.write(DELETE_VERSIONS, vids=vids)
+        raise
+    return report
+
+
+def _known_inputs(store: Store, ns: str, skeleton: Skeleton) -> set[str]:
+    """The referenced uids that exist and may be derived from; an artifact of the import
+    that exists already is refused (artifacts are immutable)."""
     keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
     heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
     for uid in sorted(set(skeleton.inputs) & set(heads)):
@@ -148,12 +178,15 @@ def _import(
             "artifacts are immutable: change one with a 'correct' event, or use a new uid"
         )
     # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
-    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
-    order, inputs = order_skeleton(skeleton, known)
-    report = ImportReport()
-    written: list[str] = []
-    space = writes.indexing.space
-    backlog = writes.backlog
+    return {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+
+
+def _batch_writer(
+    store: Store, ns: str, on_stale: OnStale, writes: Writes
+) -> Callable[[list[ArtifactIn]], list[dict[str, Any]]]:
+    """Writes one batch in its own transaction; with a backlog, its served versions'
+    embeddings are queued for just after the commit, else computed before it."""
+    space, backlog = writes.indexing.space, writes.backlog
 
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
         search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
@@ -166,23 +199,7 @@ def _import(
             backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
         return rows
 
-    batches = list(_batches(order, skeleton.sizes, store.batch_size))
-    hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
-    try:
-        with hold:
-            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
-            for rows in _overlapped(batches, loaded, inputs, write, written):
-                report.written += len(rows)
-                report.live += sum(1 for row in rows if row["live"])
-                report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
-                progress(report.written, len(order))
-            report.related = _write_related(store, ns, skeleton)
-    except MemoRepairError:
-        if written:  # nothing half-imported: take back the batches that did commit
-            for vids in store.batched(written):
-                store.write(DELETE_VERSIONS, vids=vids)
-        raise
-    return report
+    return write
 
 
 def _overlapped(
@@ -341,6 +358,23 @@ def _write_batch(
     space: embedding.Space | None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
+    state = _lock_inputs(tx, ns, batch)
+    stale = _stale_holders(tx, ns, batch, state, on_stale)
+    rows: list[dict[str, Any]] = []
+    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
+        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
+        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
+        rows.append(row)
+    embedding.claim_space(tx, ns, space)
+    _create(tx, ns, rows)
+    return [
+        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
+    ]
+
+
+def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Input]:
+    """The current version of each input from outside the batch, locked (as the barrier
+    locks it: a writer commits before a barrier's reach or sees its withdrawal)."""
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
     locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
@@ -353,23 +387,19 @@ def _write_batch(
     lost = [u for u in outside if u not in state]
     if lost:
         raise UnknownArtifactError(f"{some(lost, 'input')} disappeared while recording; retry")
-    stale = _stale_holders(tx, ns, batch, state, on_stale)
-    rows: list[dict[str, Any]] = []
-    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
-        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
-        rows.append(row)
-    embedding.claim_space(tx, ns, space)
-    plain = [r["live"] and r["embedding"] is None for r in rows]
-    if any(plain):  # first: the other rows may derive from them (never the reverse)
-        tx.run(
-            CREATE_LIVE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if p]
-        )
-    if not all(plain):
-        tx.run(CREATE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if not p])
-    return [
-        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
-    ]
+    return state
+
+
+def _create(tx: Tx, ns: str, rows: list[dict[str, Any]]) -> None:
+    """The rows as nodes: served ones without an embedding by the plain statement (no
+    vector index update), first, since the others may derive from them (never the
+    reverse)."""
+    plain = [r for r in rows if r["live"] and r["embedding"] is None]
+    other = [r for r in rows if not (r["live"] and r["embedding"] is None)]
+    if plain:
+        tx.run(CREATE_LIVE_ARTIFACTS, ns=ns, rows=plain)
+    if other:
+        tx.run(CREATE_ARTIFACTS, ns=ns, rows=other)
 
 
 def _input(row: Mapping[str, Any]) -> _Input:

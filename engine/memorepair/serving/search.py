@@ -37,7 +37,7 @@ from typing import Any, Literal
 from memorepair import queries
 from memorepair.embedding import GET_SPACE, Embedder, meta_value
 from memorepair.errors import EmbeddingError, InputError
-from memorepair.model import Kind, artifact_key
+from memorepair.model import Kind, artifact_key, pin
 from memorepair.store import Row, Store
 
 SEARCH_RELATED = queries.named("serving/search/search_related")
@@ -88,6 +88,11 @@ class Hit:
     ranks: dict[str, int | None]
     content: str
     related_to: str | None = None
+
+    @property
+    def pin(self) -> str:
+        """`uid@version`: cite it as an input to say which version was read."""
+        return pin(self.uid, self.version)
 
     def as_dict(self) -> dict[str, Any]:
         return {
