@@ -52,8 +52,7 @@ from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
-from memorepair.sample import demo as sample_demo
-from memorepair.sample.demo import DEMO_NAMESPACE, DemoResult
+from memorepair.sample.demo import DEMO_NAMESPACE, DemoResult, run_demo
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import retrieve as retrieving
@@ -686,7 +685,7 @@ class MemoryStore:
     ) -> DemoResult:
         """The included sample memory, repaired event by event (`memorepair demo`); the
         callbacks narrate as it goes. Clears the namespace first, and after unless `keep`."""
-        return sample_demo.run(self, keep=keep, imported=imported, before=before, after=after)
+        return run_demo(self, keep=keep, imported=imported, before=before, after=after)
 
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:
