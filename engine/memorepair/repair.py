@@ -1,7 +1,23 @@
 """One repair event, read top to bottom as the contract (SPEC §2-6).
 
-    open the event -> barrier -> hold -> cascade -> candidates -> selection -> record
+    open the event -> barrier -> hold -> candidates -> selection -> record
     -> execution -> validation -> publication (-> erasure) -> report
+
+`_run` is that sequence, one `with clock.step(name):` block per step. The step names are
+what the report's `seconds` and the progress lines say; each step records the event's
+phase (`events.PHASES`) named beside it:
+
+    step         SPEC  records phase   what it does
+    barrier      §3    withdrawn       withdraw C(F) in one transaction (F's replacements)
+    hold         §3    (withdrawn)     name the holder on every withdrawn node
+    candidates   §4    -               read the withdrawn cascade, build the family Q
+    selection    §5    -               the min-cut (a resumed run keeps its recorded one)
+    record       §4-5  candidates, selected   the facts on the audit edges
+    execution    §6    staged          build every selected successor; the writer stages
+                                       and republishes each batch behind the builds
+    validation   §6    validated       judge what execution left without a verdict
+    publication  §6    published       every other outcome, the completing commit
+    erasure      -     erased          redact every copy of erased text (erasing events)
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
 event's phases, so a crashed repair resumes by running the same sequence again: steps
@@ -15,17 +31,16 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, cast
 
 from memorepair import (
     audit,
     barrier,
     cascade,
-    embedding,
     erasure,
     events,
     execution,
@@ -35,7 +50,7 @@ from memorepair import (
 )
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
-from memorepair.embedding import EmbeddingBacklog
+from memorepair.embedding import EmbeddingBacklog, Indexing, searchable
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
@@ -52,9 +67,6 @@ from memorepair.publication import Outcomes
 from memorepair.selection import EventSelection, Selector, select
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -176,6 +188,7 @@ def run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     spec: RepairEventSpec,
     *,
     lam: float | None = None,
@@ -187,21 +200,23 @@ def run(
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
-    `backlog`: the store's embedding writer (deferred embeddings), which writes the
-    published successors' vectors after their publication; None: they are embedded as
-    they are staged.
+    `indexing` gives the replacements and successors their search fields; with a
+    `backlog` (deferred embeddings) the successors' vectors are written by it just after
+    their publication instead of as they are staged.
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
+    writers = _Writers(indexing, backlog)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded, backlog)
+        return _run(store, registry, config, writers, spec, lam_, selector_, progress, recorded)
 
 
 def resume(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
@@ -219,6 +234,7 @@ def resume(
                     store,
                     registry,
                     config,
+                    indexing,
                     spec,
                     progress=progress,
                     recorded=True,
@@ -234,6 +250,7 @@ def retry(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
@@ -249,7 +266,16 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, spec, progress=progress, recorded=True, backlog=backlog)
+        return run(
+            store,
+            registry,
+            config,
+            indexing,
+            spec,
+            progress=progress,
+            recorded=True,
+            backlog=backlog,
+        )
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -268,7 +294,16 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, spec, selector=selector, progress=progress, backlog=backlog)
+    return run(
+        store,
+        registry,
+        config,
+        indexing,
+        spec,
+        selector=selector,
+        progress=progress,
+        backlog=backlog,
+    )
 
 
 def resolve(
@@ -283,22 +318,43 @@ def resolve(
     return lam_, selector or config.selector
 
 
+@dataclass(frozen=True)
+class _Writers:
+    """What a run writes search fields with: `indexing`, and the store's `backlog` when
+    embeddings are deferred (the successors' vectors follow their publication)."""
+
+    indexing: Indexing
+    backlog: EmbeddingBacklog | None
+
+    def held(self) -> AbstractContextManager[None]:
+        """The backlog held back while the repair writes (they would compete)."""
+        return self.backlog.held() if self.backlog is not None else nullcontext()
+
+    def requeue(self, store: Store, spec: RepairEventSpec) -> None:
+        """A resumed event: the vectors its published successors still lack (a process
+        killed between publication and its embedding writer's last write) are queued
+        again. Without a backlog (embeddings inline or off) nothing was deferred: a store
+        that switched modes between the kill and the resume leaves them to `reindex`."""
+        if self.backlog is not None:
+            self.backlog.add(publication.unindexed(store, spec))
+
+
 def _run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    writers: _Writers,
     spec: RepairEventSpec,
     lam: float,
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
-    backlog: EmbeddingBacklog | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
         store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
     )
     if event.completed:
-        _index_unindexed(store, spec, backlog)
+        writers.requeue(store, spec)
         return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
     if recorded and not event.reached("withdrawn") and spec.replacements:
         _refuse(
@@ -308,46 +364,35 @@ def _run(
         )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
-        clock.time("barrier", _withdraw, store, event, config.busy_wait_s)
+        with clock.step("barrier"):
+            _withdraw(store, event, config.busy_wait_s, writers.indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
-        clock.time("hold", barrier.hold, store, spec)
-    withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
-    family = clock.time("candidates", candidate_family, store, registry, config, spec, withdrawn)
-    selection = clock.time("selection", _select, event, family, withdrawn, config)
+        with clock.step("hold"):
+            barrier.hold(store, spec)
+    with clock.step("candidates"):
+        withdrawn = cascade.read_withdrawn(store, spec, event.key)
+        family = candidate_family(store, registry, config, spec, withdrawn)
+    with clock.step("selection"):
+        selection = _select(event, family, withdrawn, config)
     if not event.reached("selected"):
-        clock.time("record", _record, store, event, withdrawn, family, selection, config.pace)
+        with clock.step("record"):
+            _record(store, event, withdrawn, family, selection, config.pace)
     if resumed_from is not None:
-        _index_unindexed(store, spec, backlog)
-    with backlog.held() if backlog is not None else nullcontext():
-        attempts, written = clock.time(
-            "execution",
-            _execute,
-            store,
-            registry,
-            config,
-            event,
-            family,
-            selection,
-            progress,
-            backlog,
-        )
-        attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
-        outcomes = clock.time(
-            "publication", _publish, store, event, family, selection, attempts, written
-        )
+        writers.requeue(store, spec)
+    with writers.held():
+        with clock.step("execution"):
+            attempts, written = _execute(
+                store, registry, config, writers, event, family, selection, progress
+            )
+        with clock.step("validation"):
+            attempts = _validate(store, registry, event, attempts, progress)
+        with clock.step("publication"):
+            outcomes = _publish(store, event, family, selection, attempts, written)
     if spec.erases:
-        clock.time("erasure", erasure.erase, store, event)
+        with clock.step("erasure"):
+            erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
-
-
-def _index_unindexed(store: Store, spec: RepairEventSpec, backlog: EmbeddingBacklog | None) -> None:
-    """A resumed event: the vectors its published successors still lack (a process
-    killed between publication and its embedding writer's last write) are queued again.
-    Without a backlog (embeddings inline or off) nothing was deferred: a store that
-    switched modes between the kill and the resume leaves them to `memorepair reindex`."""
-    if backlog is not None:
-        backlog.add(publication.unindexed(store, spec))
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -409,7 +454,7 @@ def candidate_family(
     )
 
 
-def _withdraw(store: Store, event: Event, wait_s: float) -> None:
+def _withdraw(store: Store, event: Event, wait_s: float, indexing: Indexing) -> None:
     try:
         barrier.withdraw_when_free(
             store,
@@ -417,6 +462,7 @@ def _withdraw(store: Store, event: Event, wait_s: float) -> None:
             cascade=event.cascade,
             commit=event.commit("withdrawn"),
             wait_s=wait_s,
+            indexing=indexing,
         )
     except InputError as exc:  # nothing was withdrawn; the id may be used again
         event.refuse(exc)
@@ -469,11 +515,11 @@ def _execute(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    writers: _Writers,
     event: Event,
     family: CandidateFamily,
     selection: EventSelection,
     progress: Progress,
-    backlog: EmbeddingBacklog | None,
 ) -> tuple[list[Attempt], publication.Publisher]:
     """Execution with publication behind it: each batch of successors is staged and, where
     the closure allows, published by the writer while the next batch is built. With a
@@ -481,9 +527,9 @@ def _execute(
     writer = publication.Publisher(
         store,
         event.spec,
-        prepare=embedding.searchable(store.settings, embed=backlog is None),
+        prepare=searchable(writers.indexing, embed=writers.backlog is None),
         checkpoint=event.checkpoint,
-        backlog=backlog,
+        backlog=writers.backlog,
         pace=config.pace,
         progress=progress,
         total=len(selection.selected),
@@ -602,13 +648,15 @@ class _Clock:
         self.progress = progress
         self.seconds: dict[str, float] = {}
 
-    def time(self, step: str, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        self.progress(step, 0, 1)
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        """One step of the sequence, under its name (the module docstring's table): the
+        report's `seconds` and the progress lines use it; a step that raises is not done."""
+        self.progress(name, 0, 1)
         started = time.perf_counter()
-        result = work(*args, **kwargs)
-        self.seconds[step] = self.seconds.get(step, 0.0) + time.perf_counter() - started
-        self.progress(step, 1, 1)
-        return result
+        yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+        self.progress(name, 1, 1)
 
 
 @contextmanager
