@@ -92,7 +92,7 @@ def record_facts(
             "cost": c.cost,
             "value_source": c.value_source,
             "cost_source": c.cost_source,
-            "requires": list(c.requires),
+            "requires": list(c.requires) or None,  # none stored: an empty list costs a write
             "selected": c.uid in in_selection,
         }
         for c in family.candidates
