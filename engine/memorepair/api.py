@@ -197,16 +197,10 @@ class MemoryStore:
         back the batches that committed. Inputs may be earlier or later items of the same
         call, or current artifacts of the store (`uid` or `uid@N`).
         """
-        artifacts: list[ArtifactIn] = []
-        seen: dict[str, int] = {}
-        for number, item in enumerate(items, start=1):
-            artifact = item if isinstance(item, ArtifactIn) else _parse_item(item, number)
-            if artifact.uid in seen:
-                raise InputError(
-                    f"item {number}: uid {artifact.uid!r} is already item {seen[artifact.uid]}"
-                )
-            seen[artifact.uid] = number
-            artifacts.append(artifact)
+        artifacts = [
+            item if isinstance(item, ArtifactIn) else _parse_item(item, number)
+            for number, item in enumerate(items, start=1)
+        ]
         return self.import_items(artifacts, progress, on_stale=on_stale)
 
     def import_items(
@@ -216,14 +210,21 @@ class MemoryStore:
         *,
         on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
+        """Artifacts and edges already parsed, with `import`'s rules: a uid given twice is
+        refused (naming both items, counted from 1) before anything is written."""
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
-        for item in items:
-            if isinstance(item, ArtifactIn):
-                artifacts.append(item)
-            else:
+        lines: dict[str, int] = {}
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, ArtifactIn):
                 edges.append(item)
-        lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
+                continue
+            if item.uid in lines:
+                raise InputError(
+                    f"item {number}: uid {item.uid!r} is already item {lines[item.uid]}"
+                )
+            lines[item.uid] = number
+            artifacts.append(item)
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
             self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog

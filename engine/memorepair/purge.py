@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from memorepair import queries
-from memorepair.erasure import Matcher
 from memorepair.errors import ConfigError, InputError
+from memorepair.fingerprints import Matcher
 from memorepair.local_server import TX_LOG_ROTATION_BYTES, LocalServer
 from memorepair.neo4j_files import (
     DYNAMIC_HEADER,

@@ -5,6 +5,7 @@ survive repair."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +193,24 @@ def test_delete_erases_every_copy(memory: MemoryStore) -> None:
     assert record["ok"] and record["copies"] == []
     assert record["versions"] >= 6  # both id-doc versions and every derived old version
     assert {r.split("@")[0] for r in record["roots"]} == {f"{memory.ns}/id-doc"}
+    # the hashes of what was erased are whole SHA-256 digests (64 hex digits)
+    hashes = [r.rsplit(":", 1)[1] for r in record["roots"]] + [
+        v["sha256"] for v in record["redacted"]
+    ]
+    assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), hashes
     [event] = [e for e in memory.audit_events() if e["event"] == "gdpr-1"]
     assert event["phase"] == "erased"
+
+
+def test_lineage_lists_only_the_events_that_withdrew_a_version(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    memory.update("trip", content="Ana travels in June.", event_id="trip-june")
+    history = memory.lineage("digest")
+    assert [row["withdrawn_by"] for row in history] == [
+        [{"event": "trip-june", "outcome": "published", "mode": "regen"}],
+        [],  # never withdrawn: no entry, not one of nulls
+    ]
+    assert [row["withdrawn_by"] for row in memory.lineage("policy")] == [[]]
 
 
 def test_the_erasure_proof_finds_a_copy(memory: MemoryStore) -> None:

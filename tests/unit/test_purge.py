@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memorepair import neo4j_files, purge
-from memorepair.erasure import Matcher, fingerprints
 from memorepair.errors import ConfigError
+from memorepair.fingerprints import Matcher, fingerprints
 from memorepair.neo4j_files import (
     PAGE,
     PROPERTY_PER_PAGE,

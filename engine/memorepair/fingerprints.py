@@ -1,0 +1,131 @@
+"""Fingerprints of erased text: how a copy is found without keeping the text itself.
+
+An erasing event records hashes of every 8-word phrase of the erased text (of the whole
+text when shorter, from 3 words) and of every identifier-like token (a word of 5+
+characters holding a digit and a letter: booking references, passport numbers). A string
+holds a copy when one of its own phrases or tokens hashes to a recorded fingerprint.
+
+Pure functions only: the erasure step records and scans with them, validation refuses a
+successor that carries one, and `neo4j purge` looks for them in the server's files.
+Fingerprints find copies, never paraphrases; what removes a paraphrase is the graph's
+structure (everything derived from an erased root is rebuilt or redacted).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+PHRASE = 8
+MIN_PHRASE = 3
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_TOKEN = re.compile(r"\S+")
+#: A citation of a version (`[uid@v3]`) names an artifact, which keeps its uid and
+#: lineage after an erasure: it is structure, not erased text.
+_CITATION = re.compile(r"@v\d+$")
+
+
+def digest(text: str) -> str:
+    """A fingerprint's hash: the first 128 bits of SHA-256, as 32 hex digits (recorded
+    fingerprints keep this length, so old erasure records still match)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def sha256_hex(text: str) -> str:
+    """The whole SHA-256 of a text, 64 hex digits (what an erasure record keeps of each
+    erased version)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def strings(value: Any) -> Iterator[str]:
+    """Every string in a JSON value (keys and values), depth first."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield str(key)
+            yield from strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings(item)
+
+
+def _phrases(words: list[str], size: int) -> Iterator[str]:
+    for start in range(len(words) - size + 1):
+        yield " ".join(words[start : start + size])
+
+
+def _identifiers(text: str) -> Iterator[str]:
+    for token in _TOKEN.findall(text):
+        token = token.strip(".,;:!?()[]{}\"'").lower()
+        if _CITATION.search(token):
+            continue
+        if len(token) >= 5 and any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
+            yield token
+
+
+def fingerprints(texts: Iterable[str]) -> list[str]:
+    """The fingerprints of texts to erase: `<n>:<hash>` of phrases, `id:<hash>` of tokens."""
+    found: set[str] = set()
+    for text in texts:
+        words = [w.lower() for w in _WORD.findall(text)]
+        size = min(PHRASE, len(words))
+        if size >= MIN_PHRASE:
+            found.update(f"{size}:{digest(p)}" for p in _phrases(words, size))
+        found.update(f"id:{digest(t)}" for t in _identifiers(text))
+    return sorted(found)
+
+
+@dataclass(frozen=True)
+class Matcher:
+    """Finds erased text in any string by its fingerprints (never by the text itself)."""
+
+    prints: frozenset[str]
+    sizes: frozenset[int]
+
+    @classmethod
+    def of(cls, prints: Iterable[str]) -> Matcher:
+        found = frozenset(prints)
+        sizes = frozenset(int(p.split(":")[0]) for p in found if not p.startswith("id:"))
+        return cls(found, sizes)
+
+    def __bool__(self) -> bool:
+        return bool(self.prints)
+
+    def hits(self, value: Any) -> bool:
+        """Whether a value (a string, or any JSON value) quotes the erased text."""
+        return any(self._hit(text) for text in strings(value))
+
+    def found_in(self, value: Any) -> set[str]:
+        """The fingerprints a value carries (a subset of `prints`)."""
+        found: set[str] = set()
+        for text in strings(value):
+            found.update(self._carried(text))
+        return found
+
+    def without(self, texts: Iterable[str]) -> Matcher:
+        """These fingerprints less those `texts` carry: what a correction's replacement
+        still says is the new truth, not erased text."""
+        kept = set(self.prints)
+        for text in texts:
+            kept.difference_update(self._carried(text))
+        return Matcher.of(kept)
+
+    def _hit(self, text: str) -> bool:
+        return any(True for _ in self._carried(text))
+
+    def _carried(self, text: str) -> Iterator[str]:
+        for token in _identifiers(text):
+            if (fingerprint := f"id:{digest(token)}") in self.prints:
+                yield fingerprint
+        if not self.sizes:
+            return
+        words = [w.lower() for w in _WORD.findall(text)]
+        for size in self.sizes:
+            for phrase in _phrases(words, size):
+                if (fingerprint := f"{size}:{digest(phrase)}") in self.prints:
+                    yield fingerprint
