@@ -78,6 +78,9 @@ class RepairReport:
     seconds: dict[str, float] = field(default_factory=dict)
     details: dict[str, str] = field(default_factory=dict)
     resumed_from: str | None = None
+    #: Transactions the driver ran again after a transient error (a deadlock between
+    #: writers, say) while this run went on; each succeeded, or the run failed.
+    retried: int = 0
 
     @property
     def published(self) -> list[str]:
@@ -105,6 +108,7 @@ class RepairReport:
             "seconds": self.seconds,
             "details": self.details,
             "resumed_from": self.resumed_from,
+            "retried_transactions": self.retried,
         }
 
 

@@ -187,8 +187,10 @@ def run(
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
+    retried = store.retried_transactions
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
+        report = _run(store, registry, config, spec, lam_, selector_, progress, recorded)
+    return replace(report, retried=store.retried_transactions - retried)
 
 
 def resume(
