@@ -743,19 +743,54 @@ def _event_file(name: str) -> Path:
 #: Exit status of a repair that completed but left candidates failed or blocked: their
 #: artifacts stay withdrawn until `memorepair retry EVENT` (or a new event) repairs them.
 STRANDED_EXIT = 5
+#: Exit status of an erasing event whose closing scan found a copy of the erased text
+#: that no repair reaches (the same status `audit erasure` exits with).
+COPIES_EXIT = 4
 
 
 def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
-    """Exit STRANDED_EXIT when any report left candidates failed or blocked, naming them."""
+    """Exit COPIES_EXIT when an erasure found copies left, else STRANDED_EXIT when any
+    report left candidates failed or blocked; both are named on stderr."""
+    copies = _copies_left(reports, as_json)
+    stranded = _stranded(reports, as_json)
+    if copies or stranded:
+        sys.exit(COPIES_EXIT if copies else STRANDED_EXIT)
+
+
+def _copies_left(reports: list[dict[str, Any]], as_json: bool) -> bool:
+    """Name the copies of erased text each erasing event found and could not reach."""
+    left = [r for r in reports if r.get("erasure") and not r["erasure"]["ok"]]
+    if as_json:
+        return bool(left)
+    for report in left:
+        proof = report["erasure"]
+        click.echo(
+            f"event {report['event']} stays open: its erasure scan found "
+            f"{proof['erasure_copies']} copies of the erased text that no repair of it "
+            "reaches (artifacts that quote the text without deriving from it):",
+            err=True,
+        )
+        for copy in proof["copies"]:
+            click.echo(f"  {copy['where']} ({copy['labels']}): {copy['property']}", err=True)
+        if proof["erasure_copies"] > len(proof["copies"]):
+            click.echo(f"  ... (`memorepair audit erasure {report['event']}` lists all)", err=True)
+        click.echo(
+            "delete them (a delete event) or correct them with `memorepair update UID "
+            f"--content ... --erase`, then: memorepair resume {report['event']}",
+            err=True,
+        )
+    return bool(left)
+
+
+def _stranded(reports: list[dict[str, Any]], as_json: bool) -> bool:
+    """Name the candidates any report left failed or blocked (True: there are some)."""
     stranded = [
         (r["event"], outcome, uid, r["details"].get(uid, ""))
         for r in reports
         for outcome in ("failed", "blocked", "input_withdrawn")
         for uid in r["outcomes"].get(outcome, [])
     ]
-    if not stranded:
-        return
-    if not as_json:
+    if stranded and not as_json:
         click.echo(f"{len(stranded)} artifact(s) stay withdrawn, not repaired:", err=True)
         for event, outcome, uid, why in stranded[:20]:
             click.echo(f"  {uid} ({outcome} in {event}): {why}", err=True)
@@ -763,7 +798,7 @@ def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
             click.echo(f"  ... and {len(stranded) - 20} more (`memorepair status`)", err=True)
         events = ", ".join(sorted({e for e, *_ in stranded}))
         click.echo(f"fix the cause, then: memorepair retry {events}", err=True)
-    sys.exit(STRANDED_EXIT)
+    return bool(stranded)
 
 
 def _print_report(data: dict[str, Any]) -> None:

@@ -23,15 +23,15 @@ was derived from the roots) is what removes those.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from memorepair import queries
+from memorepair import events, queries
 from memorepair.codec import canonical_json, stored_json
 from memorepair.events import Event
 from memorepair.fingerprints import Matcher, fingerprints, sha256_hex, strings
-from memorepair.model import artifact_key
+from memorepair.model import RepairEventSpec, artifact_key
 from memorepair.store import Store
 
 ROOT_VERSIONS = queries.named("erasure/root_versions")
@@ -43,28 +43,98 @@ REASONS = queries.named("erasure/reasons")
 SCRUB_REASONS = queries.named("erasure/scrub_reasons")
 EVENT_TEXTS = queries.named("erasure/event_texts")
 SCRUB_EVENTS = queries.named("erasure/scrub_events")
+SCAN_ARTIFACTS = queries.named("audit/scan_artifacts")
+SCAN_EVENTS = queries.named("audit/scan_events")
 
 #: What a scrubbed string becomes (it quoted erased text).
 SCRUBBED = "[erased]"
 
 
+def prepare(store: Store, event: Event) -> Matcher:
+    """The fingerprints of what the event erases, recorded on the event before anything
+    is built: execution leaves meta that carries one out of a successor, and validation
+    fails a successor that still carries one (a plugin's, say), so none is published."""
+    return Matcher.of(_fingerprints(store, event))
+
+
+def planned(store: Store, spec: RepairEventSpec) -> Matcher | None:
+    """What `prepare` would record for an event that has not run (a plan): computed from
+    the roots' current versions and the event's replacements, written nowhere."""
+    if not spec.erases:
+        return None
+    keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    (row,) = store.read(ROOT_VERSIONS, event_key=None, keys=keys)
+    kept = [{"content": r.content, "meta": stored_json(r.meta)} for r in spec.replacements]
+    return Matcher.of(_prints(row["versions"], kept))
+
+
 def erase(store: Store, event: Event) -> dict[str, Any]:
-    """Redact every copy of the event's erased text; idempotent, so a resumed run repeats
-    it. Returns the figures recorded with the `erased` phase."""
-    matcher = Matcher.of(_fingerprints(store, event))
+    """Redact every copy of the event's erased text, then scan the namespace for the
+    fingerprints as `audit erasure` does: the event completes only when no copy is left.
+
+    A copy the event cannot reach (a record outside its cascade that quotes the text)
+    leaves the event open, named in the figures returned (`copies`): delete or correct
+    it, then `memorepair resume` finishes the erasure. Idempotent, so a resumed run
+    repeats it."""
+    matcher = prepare(store, event)
     vids = store.read(ERASABLE, event_key=event.key, keys=_root_keys(event))[0]["vids"]
     for batch in store.batched(vids):
         rows = store.read(READ_ERASABLE, vids=batch)
         store.write(REDACT, event_key=event.key, rows=[_redaction(r, matcher) for r in rows])
     scrubbed = _scrub_reasons(store, event, vids, matcher)
     scrubbed += _scrub_events(store, event, matcher)
-    figures = {
+    copies, scanned = scan(store, event.spec.ns, matcher)
+    figures: dict[str, Any] = {
         "erased_versions": len(vids),
         "erased_strings": scrubbed,
         "erased_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "erasure_copies": len(copies),
     }
-    event.complete("erased", figures, status="completed")
-    return figures
+    if copies:
+        event.note(figures)  # stays open: `resume` scans again once the copies are gone
+    else:
+        event.complete("erased", figures, status="completed")
+    return {**figures, "ok": not copies, "copies": copies[:COPIES_SHOWN], "scanned": scanned}
+
+
+#: Copies a report names at most (`audit erasure` lists them all).
+COPIES_SHOWN = 20
+
+
+def scan(store: Store, ns: str, matcher: Matcher) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """Every property of every node and relationship of the namespace that carries one of
+    the fingerprints (the proof `audit erasure` shows), and how much was scanned."""
+    copies: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    scanned = {"nodes": 0, "relationships": 0}
+    for row in [*store.read(SCAN_EVENTS, ns=ns), *_artifact_pages(store, ns)]:
+        scanned["nodes"] += 1
+        copies += _copies(row["id"], "/".join(row["labels"]), row["props"], matcher)
+        for rel in row["rels"]:
+            if rel["id"] is None or rel["id"] in seen:
+                continue
+            seen.add(rel["id"])
+            scanned["relationships"] += 1
+            copies += _copies(f"{rel['type']} of {row['id']}", rel["type"], rel["props"], matcher)
+    return copies, scanned
+
+
+def _artifact_pages(store: Store, ns: str) -> Iterator[dict[str, Any]]:
+    after = ""
+    while True:
+        page = store.read(SCAN_ARTIFACTS, ns=ns, after=after, limit=store.batch_size)
+        yield from page
+        if len(page) < store.batch_size:
+            return
+        after = page[-1]["id"]
+
+
+def _copies(where: str, kind: str, props: dict[str, Any], matcher: Matcher) -> list[dict[str, Any]]:
+    return [
+        {"where": where, "labels": kind, "property": name}
+        for name, value in sorted(props.items())
+        if isinstance(value, str | list | dict) and matcher.hits(value)
+    ]
 
 
 def _root_keys(event: Event) -> list[str]:
@@ -72,18 +142,28 @@ def _root_keys(event: Event) -> list[str]:
 
 
 def _fingerprints(store: Store, event: Event) -> list[str]:
-    """The event's recorded fingerprints, or (first run) those of its roots' old versions,
-    recorded before any text is redacted."""
-    rows = store.read(ROOT_VERSIONS, event_key=event.key, keys=_root_keys(event))
-    recorded = rows[0]["recorded"] if rows else None
-    if recorded is not None:
-        return list(recorded)
-    versions = rows[0]["versions"] if rows else []
-    texts = [t for v in versions for t in strings([v["content"] or "", _json(v["meta"])])]
-    prints = fingerprints(texts)
+    """The event's recorded fingerprints, or (first run) those of its roots' old versions
+    (with a retry's, those its original event recorded), recorded before any text is
+    redacted."""
+    (row,) = store.read(ROOT_VERSIONS, event_key=event.key, keys=_root_keys(event))
+    if row["recorded"] is not None:
+        return list(row["recorded"])
+    versions = row["versions"]
+    prints = _prints(versions, row["replacements"])
+    if event.spec.retry_of is not None:  # its roots' texts were redacted by the original
+        original = events.record(store, event.spec.ns, event.spec.retry_of)
+        prints = sorted({*prints, *(original.get("erasure_prints") or [])})
     hashes = [f"{v['vid']}:{sha256_hex(_erased_text(v))}" for v in versions]
     store.write(RECORD_FINGERPRINTS, event_key=event.key, prints=prints, hashes=hashes)
     return prints
+
+
+def _prints(versions: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Fingerprints of the erased versions' content and meta, less those a replacement
+    carries (a correction's new text is not erased text)."""
+    texts = [t for v in versions for t in strings([v["content"] or "", _json(v["meta"])])]
+    staying = [t for v in kept for t in strings([v["content"] or "", _json(v["meta"])])]
+    return sorted(Matcher.of(fingerprints(texts)).without(staying).prints)
 
 
 def _redaction(row: Mapping[str, Any], matcher: Matcher) -> dict[str, Any]:

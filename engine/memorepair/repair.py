@@ -161,7 +161,8 @@ def preview(
     with _gc_paused():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
-        built = execution.build_dry(store, registry, spec, family, selected)
+        erased = erasure.planned(store, spec)
+        built = execution.build_dry(store, registry, spec, family, selected, erased=erased)
         attempts = tuple(validation.judge(registry, a) for a in built)
         publishable, outcomes = publication.decide(family, selected, attempts)
         outcomes.sets["published"] = sorted(a.candidate.uid for a in publishable)
@@ -310,10 +311,9 @@ def _run(
     )
     attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
     outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
-    if spec.erases:
-        clock.time("erasure", erasure.erase, store, event)
+    proof = clock.time("erasure", erasure.erase, store, event) if spec.erases else None
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
-    return replace(report, seconds=clock.seconds)
+    return replace(report, seconds=clock.seconds, erasure=proof)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -432,6 +432,9 @@ def _execute(
     selection: EventSelection,
     progress: Progress,
 ) -> list[Attempt]:
+    """Stage every selected successor; an erasing event first records the fingerprints of
+    what it erases, which no successor may carry (`erasure.prepare`)."""
+    erased = erasure.prepare(store, event) if event.spec.erases else None
     attempts = execution.stage(
         store,
         registry,
@@ -441,6 +444,7 @@ def _execute(
         progress=progress,
         checkpoint=event.checkpoint,
         judge=partial(validation.judge, registry),
+        erased=erased,
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts

@@ -6,16 +6,19 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import SAMPLE, run_cli
+from reliability_support import SAMPLE, run_cli, write_event
 
 from memorepair import events
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import InputError, UnknownArtifactError
-from memorepair.model import ArtifactIn, Kind, RepairEventSpec
+from memorepair.model import Artifact, ArtifactIn, Kind, Mode, RepairEventSpec
+from memorepair.operators.base import RepairContext, Successor, Validation
+from memorepair.operators.regen import RegenOperator
 from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2
 from memorepair.settings import Settings
 
@@ -225,6 +228,122 @@ def test_the_erasure_proof_finds_a_copy(memory: MemoryStore) -> None:
     memory.update("pref", content="Ana prefers window seats.", event_id="plain-fix")
     with pytest.raises(InputError, match="erased nothing"):
         memory.audit_erasure("plain-fix")
+
+
+# ---- derived meta (a prompt skill, a summary, a cache) --------------------------------------
+PASSPORT_RECORD = "Ana's passport number is QX77121, valid until 2031."
+
+
+def derived_meta_memory(memory: MemoryStore) -> None:
+    """A record with a passport number and three artifacts derived from it (a cache of
+    the summary, replayed) whose meta quotes the number in words of their own: no phrase
+    of the record's text, only its identifier."""
+    memory.record({"uid": "passport", "kind": "record", "content": PASSPORT_RECORD})
+    memory.record({"uid": "pref", "kind": "record", "content": "Ana prefers aisle seats."})
+    memory.record(
+        {
+            "uid": "skill-1",
+            "kind": "skill",
+            "arch": "prompt",
+            "content": f"# Skill: Book flights\n- {PASSPORT_RECORD} [passport@v1]\n"
+            "- Ana prefers aisle seats. [pref@v1]",
+            "meta": {"title": "Book flights", "instruction": "Quote the passport QX77121."},
+            "inputs": ["passport", "pref"],
+        }
+    )
+    memory.record(
+        {
+            "uid": "sum-1",
+            "kind": "summary",
+            "content": f"- {PASSPORT_RECORD} [passport@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "meta": {"topic": "travel documents", "checked": "id QX77121 seen at check-in"},
+            "inputs": ["passport", "pref"],
+        }
+    )
+    memory.record(
+        {
+            "uid": "cache-1",
+            "kind": "cache",
+            "content": f"- {PASSPORT_RECORD} [passport@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "recipe": {"executor": "text.join", "args": {"sep": " | "}},
+            "meta": {"source": "documents", "key": "qx77121"},
+            "inputs": ["sum-1"],
+        }
+    )
+
+
+def test_a_delete_drops_meta_derived_from_the_deleted_text(memory: MemoryStore) -> None:
+    derived_meta_memory(memory)
+    report = memory.repair({"id": "gdpr-meta", "type": "delete", "roots": ["passport"]})
+    assert report.status == "completed"
+    assert sorted(report.published) == ["cache-1", "skill-1", "sum-1"]
+    assert "qx77121" not in served_text(memory)
+    assert "qx77121" not in everything(memory)
+    metas = {a.uid: a.meta for a in memory.retrieve(limit=100)}
+    assert metas["skill-1"] == {"title": "Book flights"}  # the rest is kept
+    assert metas["sum-1"] == {"topic": "travel documents"}
+    assert metas["cache-1"] == {"source": "documents"}
+    hits = memory.search("passport QX77121", 10, mode="text")
+    assert all("qx77121" not in h.content.lower() for h in hits)
+    record = memory.audit_erasure("gdpr-meta")
+    assert record["ok"], record["copies"]
+
+
+class _LeakyRegen:
+    """A regen plugin that copies a fact it remembers into the successor's meta."""
+
+    name = "leaky-regen"
+    mode = Mode.REGEN
+
+    def __init__(self) -> None:
+        self.inner = RegenOperator()
+
+    def accepts(self, artifact: Artifact) -> bool:
+        return artifact.uid == "sum-1"
+
+    def build(self, ctx: RepairContext) -> Successor:
+        built = self.inner.build(ctx)
+        return replace(built, meta={"remembered": "passport QX77121"})
+
+    def validate(self, ctx: RepairContext, successor: Successor) -> Validation:
+        return self.inner.validate(ctx, successor)
+
+
+def test_a_successor_carrying_erased_text_fails_validation_and_is_named(
+    memory: MemoryStore,
+) -> None:
+    derived_meta_memory(memory)
+    memory.register_operator(_LeakyRegen(), first=True)
+    report = memory.repair({"id": "gdpr-leak", "type": "delete", "roots": ["passport"]})
+    assert report.outcomes["failed"] == ["sum-1"]
+    assert "erasure" in report.details["sum-1"] and "'remembered'" in report.details["sum-1"]
+    assert "qx77121" not in report.details["sum-1"].lower()
+    assert memory.retrieve(uid="sum-1") == []  # stays withdrawn
+    assert "qx77121" not in everything(memory)  # the failed attempt was redacted too
+    assert memory.audit_erasure("gdpr-leak")["ok"]
+
+
+def test_a_delete_is_not_completed_while_its_erasure_scan_finds_a_copy(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    derived_meta_memory(memory)
+    memory.record({"uid": "note", "kind": "record", "content": "Agent note: QX77121 on file."})
+    event = write_event(tmp_path, {"id": "gdpr-copy", "type": "delete", "roots": ["passport"]})
+    done = run_cli(memory.ns, "repair", str(event), "--json")
+    assert done.returncode == 4, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "open"
+    assert report["erasure"]["ok"] is False
+    assert report["erasure"]["copies"] == [
+        {"where": f"{memory.ns}/note@1", "labels": "Artifact/Head/Live", "property": "content"}
+    ]
+    human = run_cli(memory.ns, "resume", "gdpr-copy")
+    assert human.returncode == 4
+    assert f"{memory.ns}/note@1" in human.stderr and "memorepair resume gdpr-copy" in human.stderr
+    assert [e["id"] for e in memory.status()["open_events"]] == ["gdpr-copy"]
+    memory.forget("note", event_id="gdpr-note")
+    assert [r.status for r in memory.resume("gdpr-copy")] == ["completed"]
+    assert memory.audit_erasure("gdpr-copy")["ok"]
 
 
 def test_correct_with_erase_removes_the_corrected_text(memory: MemoryStore) -> None:
