@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memorepair import queries
-from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
+from memorepair.embedding import Space, embed_rows, embedder_for, embeds, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import Store
 
@@ -78,9 +78,13 @@ def reindex(
         batch = targets[start : start + size]
         stale = {row["vid"] for row in batch if force or row["model"] != space.model}
         rows = store.read(READ_SEARCH_TEXT, vids=[row["vid"] for row in batch])
+        wanted = []
         for row in rows:
-            row["meta_terms"] = meta_terms(json.loads(row["meta"]) if row["meta"] else None, fields)
-        fresh = embed_rows(embedder, [r for r in rows if r["vid"] in stale])
+            meta = json.loads(row["meta"]) if row["meta"] else None
+            row["meta_terms"] = meta_terms(meta, fields)
+            if row["vid"] in stale and embeds(meta):  # memorepair_embed: false stays so
+                wanted.append(row)
+        fresh = embed_rows(embedder, wanted)
         embedded += sum(1 for r in fresh if r["embedding"] is not None)
         writes = [
             {
