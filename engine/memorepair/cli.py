@@ -249,7 +249,8 @@ def neo4j() -> None:
 
     Used whenever NEO4J_URI is not set. Bolt listens on 127.0.0.1:MEMOREPAIR_BOLT_PORT
     (7687); data, logs and the generated password (mode 0600) live under
-    MEMOREPAIR_STATE_DIR/neo4j (./.memorepair/neo4j).
+    MEMOREPAIR_STATE_DIR/neo4j, by default in the per-user data folder
+    (~/.local/share/memorepair/neo4j on Linux), the same from every working folder.
     """
 
 
@@ -308,7 +309,12 @@ def neo4j_stop(as_json: bool) -> None:
 @neo4j.command("status")
 @JSON_OPTION
 def neo4j_status(as_json: bool) -> None:
-    """Whether the local server runs, its pid, URI and data folder (exit 3 if stopped)."""
+    """Whether the local server runs, its pid, URI and state folder (exit 3 if stopped).
+
+    The state folder is MEMOREPAIR_STATE_DIR, by default the per-user data folder. When
+    this folder's server is stopped but its port answers, says what answers: the server
+    of another state folder (named, with the setting that reaches it) or another process.
+    """
     from memorepair.local_server import LocalServer
 
     status = LocalServer(_settings()).status()
@@ -317,9 +323,10 @@ def neo4j_status(as_json: bool) -> None:
         as_json,
         lambda: click.echo(
             f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
-            f"home {status.home}"
+            f"state {status.state_dir}"
             + (f"  pid {status.pid}" if status.pid else "")
             + (f"\nNeo4j Browser: {status.browser}" if status.browser else "")
+            + (f"\n{status.port_holder.describe()}" if status.port_holder else "")
         ),
     )
     if not status.running:
@@ -1233,15 +1240,27 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
 @cli.command("mcp")
 @click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
 @click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the `mcpServers` entry a host needs to start this server from any folder "
+    "(absolute command, --ns, and the settings of this environment), and exit.",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
+def mcp_cmd(ctx: click.Context, http: bool, port: int, print_config: bool) -> None:
     """Serve the memory to MCP clients: stdio, or --http at http://127.0.0.1:PORT/mcp.
 
     Tools: memory_search, memory_get, memory_record, memory_update, memory_forget,
     memory_correct, tool_register, tool_migrated, repair_plan, repair_status,
     memory_lineage, audit_check; each takes a namespace (default --ns). Needs the mcp
     extra (pip install 'memorepair[mcp]'). docs/agents.md shows an agent using it.
+
+    \b
+    memorepair --ns team-a mcp --print-config   # paste into the host's configuration
     """
+    if print_config:
+        _print_mcp_config(ctx.obj.get("ns"))
+        return
     try:
         from memorepair.integrations import mcp as server
     except ImportError as exc:
@@ -1249,6 +1268,46 @@ def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
             f"`memorepair mcp` needs the mcp extra ({exc}): pip install 'memorepair[mcp]'"
         ) from exc
     server.serve(_settings(), ns=ctx.obj.get("ns"), http=http, port=port)
+
+
+def _print_mcp_config(ns: str | None) -> None:
+    """An MCP host's `mcpServers` entry that starts this very server, wherever it runs."""
+    from memorepair.settings import chosen_env_file, connection_env
+
+    env_file = chosen_env_file(_env_file())
+    settings = load_settings(env_file=env_file)
+    env, notes = connection_env(settings, env_file)
+    if settings.uses_local_server:  # no server here, but one answers on the port: that one
+        from memorepair.local_server import LocalServer
+
+        holder = LocalServer(settings).port_holder()
+        if holder is not None and holder.state_dir is not None:
+            env["MEMOREPAIR_STATE_DIR"] = str(holder.state_dir)
+            notes.append(
+                f"no server runs in {settings.state_dir}; the entry names the one that "
+                f"answers on port {holder.port}, in {holder.state_dir}"
+            )
+    command, *prefix = this_command()
+    entry = {
+        "command": command,
+        "args": [*prefix, "--ns", ns or settings.namespace, "mcp"],
+        "env": env,
+    }
+    click.echo(json.dumps({"mcpServers": {"memory": entry}}, indent=2))
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def this_command() -> list[str]:
+    """How another process starts this `memorepair`, from any folder: the absolute path
+    of the installed script (a host does not share this shell's PATH or virtualenv)."""
+    script = Path(sys.argv[0])
+    if script.name == "memorepair" and script.is_file():
+        return [str(script.absolute())]
+    beside = Path(sys.executable).parent / "memorepair"
+    if beside.is_file():
+        return [str(beside.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "memorepair.cli"]
 
 
 # ---- the demo ----------------------------------------------------------------------------

@@ -21,9 +21,8 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
@@ -33,6 +32,9 @@ from memorepair import queries
 from memorepair.errors import ConfigError, DatabaseError, InputError, MemoRepairError
 from memorepair.queries import Query
 from memorepair.settings import Settings
+
+if TYPE_CHECKING:
+    from memorepair.local_server import LocalServer
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -150,7 +152,7 @@ class Store:
             server = LocalServer(settings)
             uri = settings.local_uri
             if settings.local_auth and settings.neo4j_password is None:
-                _require_local_state(server.password_file)
+                _require_local_state(server)
             auth = (settings.neo4j_username, server.password()) if settings.local_auth else None
         try:
             driver = GraphDatabase.driver(
@@ -355,17 +357,20 @@ class Store:
             _CALLS.store = outer
 
 
-def _require_local_state(password_file: Path) -> None:
-    """Refuse to connect to the local server from a folder that never started one: the
-    state folder (and its generated password) is per folder, so guessing would only fail
-    later as a bare authentication error, and leave a stray state folder behind."""
-    if not password_file.is_file():
-        state = password_file.parent.parent
-        raise ConfigError(
-            f"no local Neo4j state in {state} (the state folder is per working folder): "
-            "run `memorepair neo4j start` here, set MEMOREPAIR_STATE_DIR to the folder "
-            "where you started it, or set NEO4J_URI and NEO4J_PASSWORD"
-        )
+def _require_local_state(server: LocalServer) -> None:
+    """Refuse to connect to the local server of a state folder that never started one:
+    its generated password lives there, so guessing would only fail later as a bare
+    authentication error, and leave a stray state folder behind. When the port answers
+    for another state folder's server, say which and how to reach it."""
+    if server.password_file.is_file():
+        return
+    holder = server.port_holder()
+    where = f"; {holder.describe()}" if holder and holder.state_dir else ""
+    raise ConfigError(
+        f"no local Neo4j state in {server.root.parent} (MEMOREPAIR_STATE_DIR){where}. "
+        "Run `memorepair neo4j start`, set MEMOREPAIR_STATE_DIR to the folder where you "
+        "started one, or set NEO4J_URI and NEO4J_PASSWORD"
+    )
 
 
 class WriteBehind:
