@@ -1344,17 +1344,21 @@ class _DemoNarrator:
 
 
 @cli.command("demo")
-@click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
+@click.option(
+    "--clear", is_flag=True, help="Clear the namespace afterwards (default: keep it to look at)."
+)
 @JSON_OPTION
 @click.pass_context
-def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
+def demo(ctx: click.Context, clear: bool, as_json: bool) -> None:
     """Repair the included sample memory: one delete, one correct, one migrate event.
 
     Loads a small travel agent's memory (records, tool-call caches, summaries, prompt,
-    chain and neural skills) into the namespace 'demo' (or --ns, which must be empty:
-    the demo clears its namespace first), then fires the three
-    sample events in turn and prints what each withdrew, republished and removed, and its
-    cost against Repair-all. Ends with the barrier check over the whole namespace.
+    chain and neural skills) into the namespace 'demo' (or --ns, which must be empty or
+    hold a previous demo's memory: the demo clears its namespace first), then fires the
+    three sample events in turn and prints what each withdrew, republished and removed,
+    and its cost against Repair-all. Ends with the barrier check over the whole namespace
+    and the exact commands that show the result (the audit trail, the erasure proof, the
+    cascade as a page); the memory stays in the namespace until the next demo run.
     """
     from memorepair.sample import demo as sample_demo
 
@@ -1363,17 +1367,21 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
         narrator = _DemoNarrator(memory, quiet=as_json)
         result = sample_demo.run(
             memory,
-            keep=keep,
+            clear_after=clear,
             imported=narrator.imported,
             before=narrator.before,
             after=narrator.after,
         )
+        ns, settings = memory.ns, memory.settings
     stale, counts = result.stale_served, result.artifacts
+    steps = [] if clear else _demo_next_steps(settings, ns)
     data = {
+        "namespace": ns,
         "events": [r.as_dict() for r in result.reports],
         "erasures": result.erasures,
         "stale_served": stale,
         "artifacts": counts,
+        "next_steps": [command for command, _ in steps],
     }
 
     def human() -> None:
@@ -1386,10 +1394,57 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
                 else f"FAILED: {len(stale)} stale artifacts"
             )
         )
+        if steps:
+            click.echo(
+                f"\nThe demo's memory stays in namespace '{ns}' until the next demo. "
+                "Look at it (each command runs from any folder):"
+            )
+            for command, why in steps:
+                click.echo(f"  {command}\n      # {why}")
 
     _emit(data, as_json, human)
     if stale:
         sys.exit(4)
+
+
+def _demo_next_steps(settings: Settings, ns: str) -> list[tuple[str, str]]:
+    """The commands that show what the demo did, exactly as a shell runs them: the
+    absolute command, the settings that reach this server (when they differ from a bare
+    shell's) and the demo's namespace."""
+    import shlex
+
+    from memorepair.settings import chosen_env_file, connection_env, default_state_dir
+
+    env, _ = connection_env(settings, chosen_env_file(_env_file()))
+    bare = {
+        "MEMOREPAIR_STATE_DIR": str(default_state_dir().absolute()),
+        "MEMOREPAIR_BOLT_PORT": str(Settings.model_fields["bolt_port"].default),
+    }
+    prefix = [
+        f"{key}={shlex.quote(value)}"
+        for key, value in env.items()
+        if bare.get(key) != value and not value.startswith("<your ")
+    ]
+    run = " ".join([*prefix, *map(shlex.quote, this_command()), "--ns", shlex.quote(ns)])
+    page = Path.cwd() / "cascade-sample-delete-hotel.html"
+    return [
+        (
+            f"{run} audit erasure sample-delete-hotel",
+            "the delete's erasure record, and the proof that no copy of the deleted text is left",
+        ),
+        (
+            f"{run} show sample-delete-hotel -o {shlex.quote(str(page))}",
+            f"the delete's cascade as a page; then open {page.as_uri()}",
+        ),
+        (
+            f"{run} audit lineage sum-zurich",
+            "every version of the Zurich summary and the events that rebuilt it",
+        ),
+        (
+            f"{run} search 'hotel in Zurich' -k 3",
+            "what an agent finds now: served versions only",
+        ),
+    ]
 
 
 def main() -> None:
