@@ -129,10 +129,16 @@ def _artifact_pages(store: Store, ns: str) -> Iterator[dict[str, Any]]:
         after = page[-1]["id"]
 
 
-def _copies(where: str, kind: str, props: dict[str, Any], matcher: Matcher) -> list[dict[str, Any]]:
+def _copies(
+    where: str, kind: str, props: dict[str, Any] | list[list[Any]] | None, matcher: Matcher
+) -> list[dict[str, Any]]:
+    """The properties (a map, or [name, value] pairs) that carry a fingerprint."""
+    pairs: list[tuple[str, Any]] = sorted(
+        props.items() if isinstance(props, dict) else ((str(k), v) for k, v in props or [])
+    )
     return [
         {"where": where, "labels": kind, "property": name}
-        for name, value in sorted(props.items())
+        for name, value in pairs
         if isinstance(value, str | list | dict) and matcher.hits(value)
     ]
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 PHRASE = 8
@@ -82,16 +82,25 @@ def fingerprints(texts: Iterable[str]) -> list[str]:
 
 @dataclass(frozen=True)
 class Matcher:
-    """Finds erased text in any string by its fingerprints (never by the text itself)."""
+    """Finds erased text in any string by its fingerprints (never by the text itself).
+
+    `hits` is what an erasure's scan runs on every string property of a namespace, so it
+    compares raw digests (no hex, no formatting) and remembers the strings it has judged
+    (kinds, labels and meta terms repeat on every node)."""
 
     prints: frozenset[str]
     sizes: frozenset[int]
+    _ids: frozenset[bytes] = field(default=frozenset(), compare=False, repr=False)
+    _phrases: frozenset[bytes] = field(default=frozenset(), compare=False, repr=False)
+    _judged: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, prints: Iterable[str]) -> Matcher:
         found = frozenset(prints)
         sizes = frozenset(int(p.split(":")[0]) for p in found if not p.startswith("id:"))
-        return cls(found, sizes)
+        ids = frozenset(_raw(p) for p in found if p.startswith("id:"))
+        phrases = frozenset(_raw(p) for p in found if not p.startswith("id:"))
+        return cls(found, sizes, ids, phrases)
 
     def __bool__(self) -> bool:
         return bool(self.prints)
@@ -116,7 +125,24 @@ class Matcher:
         return Matcher.of(kept)
 
     def _hit(self, text: str) -> bool:
-        return any(True for _ in self._carried(text))
+        known = self._judged.get(text)
+        if known is None:
+            known = self._judged[text] = self._quotes(text)
+            if len(self._judged) > _JUDGED_MAX:
+                self._judged.clear()
+        return known
+
+    def _quotes(self, text: str) -> bool:
+        if self._ids and any(_digest_raw(t) in self._ids for t in _identifiers(text)):
+            return True
+        if not self._phrases:
+            return False
+        words = [w.lower() for w in _WORD.findall(text)]  # as `fingerprints` splits them
+        return any(
+            _digest_raw(" ".join(words[start : start + size])) in self._phrases
+            for size in self.sizes
+            for start in range(len(words) - size + 1)
+        )
 
     def _carried(self, text: str) -> Iterator[str]:
         for token in _identifiers(text):
@@ -129,3 +155,16 @@ class Matcher:
             for phrase in _phrases(words, size):
                 if (fingerprint := f"{size}:{digest(phrase)}") in self.prints:
                     yield fingerprint
+
+
+#: Distinct strings a matcher remembers its verdict on (bounded memory on large scans).
+_JUDGED_MAX = 100_000
+
+
+def _raw(fingerprint: str) -> bytes:
+    return bytes.fromhex(fingerprint.split(":", 1)[1])
+
+
+def _digest_raw(text: str) -> bytes:
+    """`digest` as the 16 bytes it encodes."""
+    return hashlib.sha256(text.encode("utf-8")).digest()[:16]
