@@ -64,7 +64,20 @@ def planned(store: Store, spec: RepairEventSpec) -> Matcher | None:
         return None
     keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
     (row,) = store.read(ROOT_VERSIONS, event_key=None, keys=keys)
-    kept = [{"content": r.content, "meta": stored_json(r.meta)} for r in spec.replacements]
+    latest: dict[str, tuple[int, str | None]] = {}  # a replacement without meta keeps it
+    for version in row["versions"]:
+        uid, number = version["vid"].split("/", 1)[1].rsplit("@", 1)
+        if int(number) > latest.get(uid, (0, None))[0]:
+            latest[uid] = (int(number), version["meta"])
+    kept = [
+        {
+            "content": r.content,
+            "meta": stored_json(r.meta)
+            if r.meta is not None
+            else latest.get(r.replaces, (0, None))[1],
+        }
+        for r in spec.replacements
+    ]
     return Matcher.of(_prints(row["versions"], kept))
 
 

@@ -346,6 +346,33 @@ def test_a_delete_is_not_completed_while_its_erasure_scan_finds_a_copy(
     assert memory.audit_erasure("gdpr-copy")["ok"]
 
 
+def test_a_correction_that_erases_keeps_what_its_replacement_still_says(
+    memory: MemoryStore,
+) -> None:
+    """Erasing a corrected text erases what the correction no longer says; the words it
+    still says (here all of the old sentence, extended) are the new truth, so the
+    successors quoting them publish and the event completes, as its plan said."""
+    passport_memory(memory)
+    spec = {
+        "id": "fix-trains",
+        "type": "correct",
+        "erase": True,
+        "roots": ["id-doc"],
+        "replacements": [
+            {
+                "replaces": "id-doc",
+                "content": "Quote passport QX77812 when booking flights or trains.",
+            }
+        ],
+    }
+    planned = memory.preview(spec)
+    report = memory.repair(spec)
+    assert report.status == "completed", report.details
+    assert sorted(report.published) == ["booking-skill", "profile"]
+    assert sorted(planned.outcomes.sets["published"]) == sorted(report.published)
+    assert memory.audit_erasure("fix-trains")["ok"]
+
+
 def test_correct_with_erase_removes_the_corrected_text(memory: MemoryStore) -> None:
     passport_memory(memory)
     memory.update("id-doc", content="Passport on file.", erase=True, event_id="fix-erase")
