@@ -5,10 +5,12 @@ A `delete` completes only when the scan `audit erasure` runs finds no copy of th
 text anywhere in the namespace, so a delete's time grows with the namespace, not only
 with its cascade. For each ``--sizes`` N: a namespace of N notes plus a root record and
 ten summaries derived from it (a cascade of 11), imported with ``record_many``; then one
-``forget`` of the root. Printed per size: the delete's wall time, its ``erasure`` step
-(redaction and the closing scan, from the report's own timings), the step's share of the
-delete, `audit erasure` alone right after, and the milliseconds per scanned version. The
-load average is printed with the figures; compare shares and ratios within one run.
+``forget`` of the root. Printed per size: the delete's wall time, its ``execution`` step
+(which begins with the fingerprints: the roots' texts and a read of the served texts, for
+the phrases other memory shares) and its ``erasure`` step (redaction and the closing scan),
+from the report's own timings, the erasure step's share of the delete, `audit erasure`
+alone right after, and its milliseconds per scanned version. The load average is printed
+with the figures; compare shares and ratios within one run.
 
 Run against the configured Neo4j (``MEMOREPAIR_*``); each size uses a fresh namespace,
 cleared afterwards.
@@ -52,7 +54,14 @@ def memory(n: int) -> list[ArtifactIn]:
 
 def run(sizes: list[int]) -> None:
     print(f"load average {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
-    header = ("versions", 9), ("delete s", 9), ("erasure s", 10), ("share", 6), ("audit s", 8)
+    header = (
+        ("versions", 9),
+        ("delete s", 9),
+        ("execution s", 12),
+        ("erasure s", 10),
+        ("share", 6),
+        ("audit s", 8),
+    )
     print(" ".join(f"{name:>{width}}" for name, width in header) + f" {'ms/ver':>7}")
     for n in sizes:
         with open_store(ns=f"bench-erasure-{uuid.uuid4().hex[:8]}") as store:
@@ -67,9 +76,10 @@ def run(sizes: list[int]) -> None:
                 audit_s = time.perf_counter() - started
                 scanned = proof["scanned"]["nodes"]
                 step = report.seconds["erasure"]
+                execution = report.seconds["execution"]
                 print(
-                    f"{scanned:>9} {total:>9.2f} {step:>10.2f} {step / total:>6.2f} "
-                    f"{audit_s:>8.2f} {1000 * audit_s / scanned:>7.3f}"
+                    f"{scanned:>9} {total:>9.2f} {execution:>12.2f} {step:>10.2f} "
+                    f"{step / total:>6.2f} {audit_s:>8.2f} {1000 * audit_s / scanned:>7.3f}"
                 )
             finally:
                 store.clear()

@@ -10,20 +10,23 @@ its uid, version, kind and lineage, and gains `erased_by` (the event), `erased_a
 validation verdict, a WITHDREW edge's reason, an event's reason or stored spec) are
 scrubbed too.
 
-What counts as a copy is decided by *fingerprints* of the erased text, recorded on the
-event first thing (so a crash never loses them, and the proof can run later): SHA-256 of
-every 8-word phrase of it (of the whole text when shorter, from 3 words), and of every
-identifier-like token (a word of 5+ characters holding a digit: booking references,
-passport numbers). `memorepair audit erasure EVENT` scans every property of every node
-and relationship of the namespace for them (`audit.py`). Fingerprints only find copies:
-a paraphrase (an LLM's) is not found by them; the graph's structure (redacting whatever
+What counts as a copy is decided by *fingerprints* of the erased text (`fingerprints.py`),
+recorded on the event before any successor is built (so a crash never loses them, the
+successors are checked against them, and the proof can run later): hashes of every 8-word
+phrase of it (of the whole text when shorter, from 3 words), and of every identifier-like
+token (booking references, passport numbers). A phrase that a correction's replacement
+or other served memory still says (a template other records share) is not the erased
+text's own and is left out; identifiers never are. `memorepair audit erasure EVENT` scans
+every text property of every node and relationship of the namespace for them, and so does
+the erasure itself before it lets the event complete. Fingerprints only find copies: a
+paraphrase (an LLM's) is not found by them; the graph's structure (redacting whatever
 was derived from the roots) is what removes those.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -45,6 +48,7 @@ EVENT_TEXTS = queries.named("erasure/event_texts")
 SCRUB_EVENTS = queries.named("erasure/scrub_events")
 SCAN_ARTIFACTS = queries.named("audit/scan_artifacts")
 SCAN_EVENTS = queries.named("audit/scan_events")
+LIVE_TEXTS = queries.named("erasure/live_texts")
 
 #: What a scrubbed string becomes (it quoted erased text).
 SCRUBBED = "[erased]"
@@ -57,9 +61,10 @@ def prepare(store: Store, event: Event) -> Matcher:
     return Matcher.of(_fingerprints(store, event))
 
 
-def planned(store: Store, spec: RepairEventSpec) -> Matcher | None:
+def planned(store: Store, spec: RepairEventSpec, cascade: Iterable[str] = ()) -> Matcher | None:
     """What `prepare` would record for an event that has not run (a plan): computed from
-    the roots' current versions and the event's replacements, written nowhere."""
+    the roots' current versions and the event's replacements, written nowhere; the
+    `cascade` (uids) is still served then, and is what the event would withdraw."""
     if not spec.erases:
         return None
     keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
@@ -78,7 +83,8 @@ def planned(store: Store, spec: RepairEventSpec) -> Matcher | None:
         }
         for r in spec.replacements
     ]
-    return Matcher.of(_prints(row["versions"], kept))
+    prints = _prints(row["versions"], kept)
+    return Matcher.of(set(prints) - _shared(store, spec.ns, prints, skip={*cascade, *spec.roots}))
 
 
 def erase(store: Store, event: Event) -> dict[str, Any]:
@@ -169,12 +175,33 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
         return list(row["recorded"])
     versions = row["versions"]
     prints = _prints(versions, row["replacements"])
+    prints = sorted(set(prints) - _shared(store, event.spec.ns, prints))  # after the barrier
     if event.spec.retry_of is not None:  # its roots' texts were redacted by the original
         original = events.record(store, event.spec.ns, event.spec.retry_of)
         prints = sorted({*prints, *(original.get("erasure_prints") or [])})
     hashes = [f"{v['vid']}:{sha256_hex(_erased_text(v))}" for v in versions]
     store.write(RECORD_FINGERPRINTS, event_key=event.key, prints=prints, hashes=hashes)
     return prints
+
+
+def _shared(store: Store, ns: str, prints: Iterable[str], skip: Iterable[str] = ()) -> set[str]:
+    """The phrase fingerprints that served memory (other than `skip`) says too: a template
+    or sentence other records share is not the erased text's own, and would otherwise
+    count every one of them as a copy. Identifiers (a passport number) always count."""
+    phrases = Matcher.of(prints).phrases_only
+    if not phrases:
+        return set()
+    skipped = set(skip)
+    shared: set[str] = set()
+    after = ""
+    while True:
+        page = store.read(LIVE_TEXTS, ns=ns, after=after, limit=store.batch_size)
+        for row in page:
+            if row["uid"] not in skipped:
+                shared |= phrases.found_in([row["content"] or "", row["meta"] or ""])
+        if len(page) < store.batch_size:
+            return shared
+        after = page[-1]["id"]
 
 
 def _prints(versions: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]]) -> list[str]:

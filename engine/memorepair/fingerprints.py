@@ -90,17 +90,23 @@ class Matcher:
 
     prints: frozenset[str]
     sizes: frozenset[int]
-    _ids: frozenset[bytes] = field(default=frozenset(), compare=False, repr=False)
-    _phrases: frozenset[bytes] = field(default=frozenset(), compare=False, repr=False)
+    #: Raw digest -> fingerprint, for identifiers and for phrases.
+    _ids: Mapping[bytes, str] = field(default_factory=dict, compare=False, repr=False)
+    _phrases: Mapping[bytes, str] = field(default_factory=dict, compare=False, repr=False)
     _judged: dict[str, bool] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
     def of(cls, prints: Iterable[str]) -> Matcher:
         found = frozenset(prints)
         sizes = frozenset(int(p.split(":")[0]) for p in found if not p.startswith("id:"))
-        ids = frozenset(_raw(p) for p in found if p.startswith("id:"))
-        phrases = frozenset(_raw(p) for p in found if not p.startswith("id:"))
+        ids = {_raw(p): p for p in found if p.startswith("id:")}
+        phrases = {_raw(p): p for p in found if not p.startswith("id:")}
         return cls(found, sizes, ids, phrases)
+
+    @property
+    def phrases_only(self) -> Matcher:
+        """The phrase fingerprints alone (identifiers left out)."""
+        return Matcher.of(self._phrases.values())
 
     def __bool__(self) -> bool:
         return bool(self.prints)
@@ -145,16 +151,18 @@ class Matcher:
         )
 
     def _carried(self, text: str) -> Iterator[str]:
-        for token in _identifiers(text):
-            if (fingerprint := f"id:{digest(token)}") in self.prints:
-                yield fingerprint
-        if not self.sizes:
+        if self._ids:
+            for token in _identifiers(text):
+                if (fingerprint := self._ids.get(_digest_raw(token))) is not None:
+                    yield fingerprint
+        if not self._phrases:
             return
         words = [w.lower() for w in _WORD.findall(text)]
         for size in self.sizes:
             for phrase in _phrases(words, size):
-                if (fingerprint := f"{size}:{digest(phrase)}") in self.prints:
-                    yield fingerprint
+                found = self._phrases.get(_digest_raw(phrase))
+                if found is not None and found.startswith(f"{size}:"):
+                    yield found
 
 
 #: Distinct strings a matcher remembers its verdict on (bounded memory on large scans).

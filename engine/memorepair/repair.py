@@ -161,7 +161,7 @@ def preview(
     with _gc_paused():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
-        erased = erasure.planned(store, spec)
+        erased = erasure.planned(store, spec, reached.uids)
         built = execution.build_dry(store, registry, spec, family, selected, erased=erased)
         attempts = tuple(validation.judge(registry, a) for a in built)
         publishable, outcomes = publication.decide(family, selected, attempts)

@@ -346,6 +346,21 @@ def test_a_delete_is_not_completed_while_its_erasure_scan_finds_a_copy(
     assert memory.audit_erasure("gdpr-copy")["ok"]
 
 
+def test_a_phrase_other_records_share_is_not_a_copy(memory: MemoryStore) -> None:
+    """Deleting one of many templated notes completes: the template is not the deleted
+    note's own text (every other note would count as a copy); its own words are erased."""
+    template = "The user asked the agent to book a table for dinner tonight at"
+    for i, place in enumerate(["Kronenhalle", "Zeughauskeller", "Hiltl"]):
+        memory.record({"uid": f"note-{i}", "kind": "record", "content": f"{template} {place}."})
+    report = memory.forget("note-0", event_id="gdpr-template")
+    assert report.status == "completed" and report.erasure is not None
+    assert report.erasure["ok"] and report.erasure["copies"] == []
+    assert "kronenhalle" not in everything(memory)
+    memory.record({"uid": "leak", "kind": "record", "content": f"Again: {template} Kronenhalle."})
+    copies = memory.audit_erasure("gdpr-template")["copies"]
+    assert [c["where"] for c in copies] == [f"{memory.ns}/leak@1"]  # its own words are found
+
+
 def test_a_correction_that_erases_keeps_what_its_replacement_still_says(
     memory: MemoryStore,
 ) -> None:
