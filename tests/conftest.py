@@ -1,4 +1,6 @@
-"""Test tiers: `tests/unit` needs no database; `tests/integration` runs against a real Neo4j.
+"""Test tiers: `tests/unit` needs no database; `tests/integration` runs against a real Neo4j;
+`tests/bench` tests the benchmarks, those of its tests that use the database among the
+integration tier.
 
 Unit tests run first (collection puts them before the integration tier), so a quick
 failure shows before the server is even started.
@@ -26,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from memorepair.api import MemoryStore, open_store
-from memorepair.local_server import LocalServer, conf_port
+from memorepair.local.server import LocalServer, conf_port
 from memorepair.settings import Settings, load_settings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,7 +69,8 @@ _use_test_server()
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the integration tier, and run the unit tier first (as the README says)."""
     for item in items:
-        if "integration" in Path(str(item.fspath)).parts:
+        uses_server = "neo4j_settings" in getattr(item, "fixturenames", ())
+        if uses_server or "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
     items.sort(key=lambda item: item.get_closest_marker("integration") is not None)
 

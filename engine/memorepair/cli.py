@@ -269,7 +269,7 @@ def neo4j_start(browser: bool, as_json: bool) -> None:
     the heap, page cache and stop timeout it chose (MEMOREPAIR_HEAP/PAGECACHE `auto`:
     sized from the store on disk).
     """
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     server = LocalServer(_settings())
     status = server.start(progress=lambda m: click.echo(m, err=True), browser=browser)
@@ -296,7 +296,7 @@ def neo4j_stop(as_json: bool) -> None:
     300 s plus 120 s per GB of page cache); a killed server replays its transaction log
     at the next start (shown as progress).
     """
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     stopped = LocalServer(_settings()).stop(progress=lambda m: click.echo(m, err=True))
     _emit(
@@ -315,7 +315,7 @@ def neo4j_status(as_json: bool) -> None:
     this folder's server is stopped but its port answers, says what answers: the server
     of another state folder (named, with the setting that reaches it) or another process.
     """
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     status = LocalServer(_settings()).status()
     _emit(
@@ -1278,7 +1278,7 @@ def _print_mcp_config(ns: str | None) -> None:
     settings = load_settings(env_file=env_file)
     env, notes = connection_env(settings, env_file)
     if settings.uses_local_server:  # no server here, but one answers on the port: that one
-        from memorepair.local_server import LocalServer
+        from memorepair.local.server import LocalServer
 
         holder = LocalServer(settings).port_holder()
         if holder is not None and holder.state_dir is not None:

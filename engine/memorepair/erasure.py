@@ -1,5 +1,5 @@
-"""Step 8 of an erasing event (every `delete`, and a `correct` with `erase: true`):
-no copy of the erased text stays anywhere in the graph.
+"""Erasure, the step after publication (SPEC §6) of an erasing event (every `delete`, and a
+`correct` with `erase: true`): no copy of the erased text stays anywhere in the graph.
 
 After publication, every version that holds the roots' old text or was derived from it
 is redacted: the roots' versions from before the event, everything reachable from them
@@ -46,8 +46,8 @@ REASONS = queries.named("erasure/reasons")
 SCRUB_REASONS = queries.named("erasure/scrub_reasons")
 EVENT_TEXTS = queries.named("erasure/event_texts")
 SCRUB_EVENTS = queries.named("erasure/scrub_events")
-SCAN_ARTIFACTS = queries.named("audit/scan_artifacts")
-SCAN_EVENTS = queries.named("audit/scan_events")
+SCAN_ARTIFACTS = queries.named("erasure/scan_artifacts")
+SCAN_EVENTS = queries.named("erasure/scan_events")
 LIVE_TEXTS = queries.named("erasure/live_texts")
 
 #: What a scrubbed string becomes (it quoted erased text).

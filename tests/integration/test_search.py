@@ -323,7 +323,9 @@ def _short_index_query(rows: int) -> Query:
     """The index path's query, but Neo4j's vector index is asked for only `rows` nearest
     versions whatever `$fetch` says: a real short answer from the real index, as Neo4j
     5.26 gave under churn (67 rows for every k while 10,070 versions were embedded)."""
-    path = Path(__file__).parents[2] / "cypher" / "serving" / "search_vector_index.cypher"
+    path = (
+        Path(__file__).parents[2] / "cypher" / "serving" / "search" / "search_vector_index.cypher"
+    )
     text = path.read_text(encoding="utf-8")
     asked = "queryNodes('artifact_embedding', $fetch, $vector)"
     assert asked in text
