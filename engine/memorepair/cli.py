@@ -309,26 +309,31 @@ def neo4j_stop(as_json: bool) -> None:
 @neo4j.command("status")
 @JSON_OPTION
 def neo4j_status(as_json: bool) -> None:
-    """Whether the local server runs, its pid, URI and state folder (exit 3 if stopped).
+    """Whether the local server runs, its pid, URI and state folder (exit 3 if not).
 
     The state folder is MEMOREPAIR_STATE_DIR, by default the per-user data folder. When
-    this folder's server is stopped but its port answers, says what answers: the server
-    of another state folder (named, with the setting that reaches it) or another process.
+    this folder has no server running but its port answers, says what answers instead of
+    "stopped": the server of another state folder (named, with the setting that reaches
+    it) or another process.
     """
     from memorepair.local.server import LocalServer
 
     status = LocalServer(_settings()).status()
-    _emit(
-        status.as_dict(),
-        as_json,
-        lambda: click.echo(
+    holder = status.port_holder
+
+    def human() -> None:
+        if holder is not None and holder.state_dir is not None:
+            click.echo(f"no server runs in state folder {status.state_dir}; {holder.describe()}")
+            return
+        click.echo(
             f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
             f"state {status.state_dir}"
             + (f"  pid {status.pid}" if status.pid else "")
             + (f"\nNeo4j Browser: {status.browser}" if status.browser else "")
-            + (f"\n{status.port_holder.describe()}" if status.port_holder else "")
-        ),
-    )
+            + (f"\n{holder.describe()}" if holder else "")
+        )
+
+    _emit(status.as_dict(), as_json, human)
     if not status.running:
         sys.exit(3)
 
