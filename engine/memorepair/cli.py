@@ -22,7 +22,7 @@ from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from memorepair.api import MemoryStore
+    from memorepair.api import MemoryStore, RepairReport
     from memorepair.serving.search import Mode
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -508,7 +508,7 @@ def update_cmd(
             progress=progress,
         )
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 def _json_object(text: str, where: str) -> dict[str, Any]:
@@ -760,7 +760,7 @@ STRANDED_EXIT = 5
 COPIES_EXIT = 4
 
 
-def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
+def _finish(reports: list[RepairReport], as_json: bool) -> None:
     """Exit COPIES_EXIT when an erasure found copies left, else STRANDED_EXIT when any
     report left candidates failed or blocked; both are named on stderr."""
     copies = _copies_left(reports, as_json)
@@ -769,15 +769,15 @@ def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
         sys.exit(COPIES_EXIT if copies else STRANDED_EXIT)
 
 
-def _copies_left(reports: list[dict[str, Any]], as_json: bool) -> bool:
+def _copies_left(reports: list[RepairReport], as_json: bool) -> bool:
     """Name the copies of erased text each erasing event found and could not reach."""
-    left = [r for r in reports if r.get("erasure") and not r["erasure"]["ok"]]
+    left = [r for r in reports if r.erasure is not None and not r.erasure["ok"]]
     if as_json:
         return bool(left)
     for report in left:
-        proof = report["erasure"]
+        proof = report.erasure or {}
         click.echo(
-            f"event {report['event']} stays open: its erasure scan found "
+            f"event {report.event} stays open: its erasure scan found "
             f"{proof['erasure_copies']} copies of the erased text that no repair of it "
             "reaches (artifacts that quote the text without deriving from it):",
             err=True,
@@ -785,22 +785,21 @@ def _copies_left(reports: list[dict[str, Any]], as_json: bool) -> bool:
         for copy in proof["copies"]:
             click.echo(f"  {copy['where']} ({copy['labels']}): {copy['property']}", err=True)
         if proof["erasure_copies"] > len(proof["copies"]):
-            click.echo(f"  ... (`memorepair audit erasure {report['event']}` lists all)", err=True)
+            click.echo(f"  ... (`memorepair audit erasure {report.event}` lists all)", err=True)
         click.echo(
             "delete them (a delete event) or correct them with `memorepair update UID "
-            f"--content ... --erase`, then: memorepair resume {report['event']}",
+            f"--content ... --erase`, then: memorepair resume {report.event}",
             err=True,
         )
     return bool(left)
 
 
-def _stranded(reports: list[dict[str, Any]], as_json: bool) -> bool:
+def _stranded(reports: list[RepairReport], as_json: bool) -> bool:
     """Name the candidates any report left failed or blocked (True: there are some)."""
     stranded = [
-        (r["event"], outcome, uid, r["details"].get(uid, ""))
-        for r in reports
-        for outcome in ("failed", "blocked", "input_withdrawn")
-        for uid in r["outcomes"].get(outcome, [])
+        (report.event, s["outcome"], s["uid"], s["detail"])
+        for report in reports
+        for s in report.stranded
     ]
     if stranded and not as_json:
         click.echo(f"{len(stranded)} artifact(s) stay withdrawn, not repaired:", err=True)
@@ -855,7 +854,7 @@ def repair_cmd(
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 @cli.command("retry")
@@ -874,7 +873,7 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.retry(event_id, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 @cli.command("resume")
@@ -895,7 +894,7 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: b
             _print_report(item)
 
     _emit(data, as_json, human)
-    _finish(data, as_json)
+    _finish(reports, as_json)
 
 
 @cli.command("status")
