@@ -83,7 +83,7 @@ def planned(store: Store, spec: RepairEventSpec, cascade: Iterable[str] = ()) ->
         }
         for r in spec.replacements
     ]
-    prints = _prints(row["versions"], kept)
+    prints = _prints(row["versions"], kept, spec.roots)
     return Matcher.of(set(prints) - _shared(store, spec.ns, prints, skip={*cascade, *spec.roots}))
 
 
@@ -174,7 +174,7 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
     if row["recorded"] is not None:
         return list(row["recorded"])
     versions = row["versions"]
-    prints = _prints(versions, row["replacements"])
+    prints = _prints(versions, row["replacements"], event.spec.roots)
     prints = sorted(set(prints) - _shared(store, event.spec.ns, prints))  # after the barrier
     if event.spec.retry_of is not None:  # its roots' texts were redacted by the original
         original = events.record(store, event.spec.ns, event.spec.retry_of)
@@ -204,12 +204,18 @@ def _shared(store: Store, ns: str, prints: Iterable[str], skip: Iterable[str] = 
         after = page[-1]["id"]
 
 
-def _prints(versions: Sequence[Mapping[str, Any]], kept: Sequence[Mapping[str, Any]]) -> list[str]:
+def _prints(
+    versions: Sequence[Mapping[str, Any]],
+    kept: Sequence[Mapping[str, Any]],
+    uids: Sequence[str],
+) -> list[str]:
     """Fingerprints of the erased versions' content and meta, less those a replacement
-    carries (a correction's new text is not erased text)."""
+    carries (a correction's new text is not erased text) and the roots' own uids (a
+    text that names its uid, "fact rec-0": the uid is structure every redacted version,
+    input list and event keeps, never erased)."""
     texts = [t for v in versions for t in strings([v["content"] or "", _json(v["meta"])])]
     staying = [t for v in kept for t in strings([v["content"] or "", _json(v["meta"])])]
-    return sorted(Matcher.of(fingerprints(texts)).without(staying).prints)
+    return sorted(Matcher.of(fingerprints(texts)).without([*staying, *uids]).prints)
 
 
 def _redaction(row: Mapping[str, Any], matcher: Matcher) -> dict[str, Any]:

@@ -346,6 +346,28 @@ def test_a_delete_is_not_completed_while_its_erasure_scan_finds_a_copy(
     assert memory.audit_erasure("gdpr-copy")["ok"]
 
 
+def test_a_text_that_names_its_own_uid_is_erased_and_the_structure_kept(
+    memory: MemoryStore,
+) -> None:
+    """The uid is structure (every redacted version, input list and event keeps it): a
+    deleted text that names it ("fact rec-0") does not make those copies."""
+    memory.record({"uid": "rec-0", "kind": "record", "content": "fact rec-0 from the booking"})
+    memory.record({"uid": "rec-1", "kind": "record", "content": "fact rec-1"})
+    memory.record(
+        {
+            "uid": "sum",
+            "kind": "summary",
+            "content": "- fact rec-0 from the booking [rec-0@v1]\n- fact rec-1 [rec-1@v1]",
+            "inputs": ["rec-0", "rec-1"],
+        }
+    )
+    report = memory.forget("rec-0", event_id="gdpr-uid")
+    assert report.status == "completed" and report.erasure is not None
+    assert report.erasure["ok"], report.erasure["copies"]
+    assert events.recorded_spec(memory.store, memory.ns, "gdpr-uid").roots == ["rec-0"]
+    assert "from the booking" not in everything(memory)
+
+
 def test_a_phrase_other_records_share_is_not_a_copy(memory: MemoryStore) -> None:
     """Deleting one of many templated notes completes: the template is not the deleted
     note's own text (every other note would count as a copy); its own words are erased."""
