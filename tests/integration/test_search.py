@@ -315,3 +315,54 @@ def test_cli_search_and_reindex(memory: MemoryStore) -> None:
     report = json.loads(run("reindex", "--json", "--force"))
     assert report["versions"] == 32 and report["embedded"] == 32
     assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
+
+
+def _spied(memory: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the serving queries the store runs from now on (the real server
+    answers them; the list only records them)."""
+    names: list[str] = []
+    serve = memory.store.serve
+
+    def spy(query: Any, **params: Any) -> Any:
+        names.append(query.name)
+        return serve(query, **params)
+
+    monkeypatch.setattr(memory.store, "serve", spy)
+    return names
+
+
+def test_the_text_index_is_awaited_only_after_this_process_wrote(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.record({"uid": "a", "kind": "record", "content": "The kestrel nests on the tower."})
+    names = _spied(memory, monkeypatch)
+    assert [h.uid for h in memory.search("kestrel tower", mode="text")] == ["a"]
+    assert names.count("serving/await_text_index") == 1  # it wrote: the index is awaited
+    for mode in MODES:  # nothing written since: no search waits
+        memory.search("kestrel tower", mode=mode)
+    assert names.count("serving/await_text_index") == 1
+    memory.record({"uid": "b", "kind": "record", "content": "A kestrel hovers over the field."})
+    assert {h.uid for h in memory.search("kestrel", mode="text")} == {"a", "b"}  # at once
+    assert names.count("serving/await_text_index") == 2
+
+
+def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
+    memory: MemoryStore,
+) -> None:
+    memory.import_items(_duplicate_memory())
+    memory.update("src", content="The launch code for project Falcon is nine nine two.")
+    before = _pins(memory, QUERY)
+    assert ("src", 2) in before["vector"] and ("src", 1) not in before["vector"]
+    # as `compact` does it: dropped, then rebuilt; a search in between is exact anyway
+    from memorepair.serving import reindex as reindexing
+
+    memory.store.write(reindexing.DROP_VECTOR_INDEX)
+    try:
+        during = _pins(memory, QUERY)
+        ranking = memory._searcher.vector(QUERY, 10, filters(memory.ns, **NO_FILTER, searchable=[]))
+        assert ranking.path == "index:unavailable>all"
+    finally:
+        seconds = memory.compact_vector_index()
+    assert seconds >= 0
+    assert during == before
+    assert _pins(memory, QUERY) == before

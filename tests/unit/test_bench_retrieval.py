@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from bench.retrieval import Turn, _evidence, load_questions, load_turns, ndcg_at, recall_at
 
 

@@ -22,6 +22,9 @@ from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import Store
 
+AWAIT_VECTOR_INDEX = queries.named("serving/await_vector_index")
+CREATE_VECTOR_INDEX = queries.named("schema/index_artifact_embedding")
+DROP_VECTOR_INDEX = queries.named("serving/drop_vector_index")
 OPEN_EVENTS = queries.named("events/open_events")
 READ_SEARCH_TEXT = queries.named("serving/read_search_text")
 REINDEX_TARGETS = queries.named("serving/reindex_targets")
@@ -98,3 +101,24 @@ def reindex(
     return ReindexReport(
         space.model, space.dimension, len(targets), embedded, time.perf_counter() - started
     )
+
+
+#: How long `compact` waits for the rebuilt vector index (1e5 vectors took ~2 min here).
+COMPACT_TIMEOUT_S = 3600
+
+
+def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
+    """Rebuild the vector index from scratch (`reindex --compact`); returns its seconds.
+
+    An index filled by many small transactions (every record, every embedding the writer
+    adds after it) is a pile of small HNSW segments, and a query searches each of them:
+    built again in one bulk population, the same vectors answered a k-10 query several
+    times faster (docs/decisions.md, decision 18). The index spans every namespace, so
+    this does too. While it is rebuilt, vector and hybrid search take the exact path
+    (every served version scored): slower, never less exact. Nothing is re-embedded.
+    """
+    started = time.perf_counter()
+    store.write(DROP_VECTOR_INDEX)
+    store.write(CREATE_VECTOR_INDEX)
+    store.read(AWAIT_VECTOR_INDEX, timeout_s=timeout_s)
+    return time.perf_counter() - started
