@@ -267,13 +267,19 @@ class Chunks:
         self._whole = np.array(embedder.embed([t.content for t in turns]), dtype=np.float32)
         self._turns = list(turns)
 
-    def ranked(self, q: Question, scope: str, blend: float, k: int) -> Ranked:
+    def ranked(self, q: Question, scope: str, blend: float, k: int, pool: int = 0) -> Ranked:
+        """Scored by `blend` * best passage + (1 - `blend`) * whole turn; with `pool`, only
+        the `pool` best turns by whole-turn cosine are rescored (a rerank of an index's
+        first answer)."""
         np = self._np
         (qv,) = np.array(self._embedder.embed([q.text]), dtype=np.float32)
         best = np.full(len(self._turns), -1.0, dtype=np.float32)
         np.maximum.at(best, self._owners, self._vectors @ qv)
-        scores = blend * best + (1 - blend) * (self._whole @ qv)
+        whole = self._whole @ qv
+        scores = blend * best + (1 - blend) * whole
         keep = [i for i, t in enumerate(self._turns) if scope == "all" or t.scenario == q.scenario]
+        if pool:
+            keep = sorted(keep, key=lambda i: -float(whole[i]))[:pool]
         keep.sort(key=lambda i: -float(scores[i]))
         return [(self._turns[i].uid, float(scores[i])) for i in keep[:k]]
 
@@ -294,6 +300,8 @@ CANDIDATES: dict[str, Callable[[dict[str, Ranked]], list[str]]] = {
     "vector pass.+whole": lambda r: [uid for uid, _ in r["blend"][:K]],
     "convex .7 passages": lambda r: convex({"text": r["text"], "vector": r["passages"]}, 0.7, K),
     "convex .7 pass+whole": lambda r: convex({"text": r["text"], "vector": r["blend"]}, 0.7, K),
+    "vector rerank30 p+w": lambda r: [uid for uid, _ in r["rerank"][:K]],
+    "convex .7 rerank30": lambda r: convex({"text": r["text"], "vector": r["rerank"]}, 0.7, K),
 }
 
 
@@ -357,6 +365,7 @@ def evaluate(
             assert chunks is not None
             lists["passages"] = chunks.ranked(q, scope, 1.0, DEPTH)
             lists["blend"] = chunks.ranked(q, scope, 0.5, DEPTH)
+            lists["rerank"] = chunks.ranked(q, scope, 0.5, DEPTH, pool=30)
             for name, fuse in CANDIDATES.items():
                 systems[name].add(q.scenario, fuse(lists), q.evidence)
     medians = {mode: statistics.median(v) * 1e3 for mode, v in seconds.items()}

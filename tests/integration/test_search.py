@@ -366,3 +366,36 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     assert seconds >= 0
     assert during == before
     assert _pins(memory, QUERY) == before
+
+
+def test_text_search_widens_past_versions_no_longer_served(
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    """Lucene is asked for barely more than k; when withdrawn versions (still current, so
+    still in the full-text index) take places in its answer, the search asks again rather
+    than return fewer than k, and never returns them."""
+    items = [ArtifactIn(uid="src", kind=Kind.RECORD, content="Notes on birds.")]
+    cascade = [f"h{i}" for i in range(6)]  # the six best text matches, derived from src
+    items += [
+        ArtifactIn(uid=uid, kind=Kind.SUMMARY, content="heron " * 30, inputs=["src"])
+        for uid in cascade
+    ]
+    items += [
+        ArtifactIn(uid=f"p{i:02d}", kind=Kind.RECORD, content="heron " * (10 - i % 9) + "pond")
+        for i in range(12)
+    ]
+    memory.import_items(items)
+    event = write_event(tmp_path, correct_event("herons", "src", "Notes on waders."))
+    paused = start_paused(neo4j_settings, memory.ns, event, "herons", "withdrawn")
+    try:
+        f = filters(memory.ns, **NO_FILTER, searchable=[])
+        ranking = memory._searcher.text("heron", 10, f)
+        assert ranking.path.startswith("index:12>"), ranking.path  # it had to ask again
+        assert len(ranking.rows) == 10
+        for mode in MODES:
+            hits = memory.search("heron", 10, mode=mode)
+            assert len(hits) == 10, mode
+            assert not {h.uid for h in hits} & set(cascade), mode
+    finally:
+        paused.kill()
+    assert run_cli(memory.ns, "resume").returncode == 0

@@ -14,6 +14,7 @@ from memorepair.serving.search import (
     Filters,
     filters,
     first_fetch,
+    first_text_fetch,
     fuse,
     lucene_filter,
     lucene_text,
@@ -61,7 +62,10 @@ def test_lucene_text_escapes_values_and_never_reads_operators() -> None:
 
 def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
     assert first_fetch(10) == 100 and first_fetch(1) == 100 and first_fetch(5000) == MAX_FETCH
-    assert first_fetch(20) == 200
+    assert first_fetch(50) == 100 and first_fetch(100) == 200  # unfiltered: the index's own
+    assert first_fetch(10, narrowed=True) == 100 and first_fetch(20, narrowed=True) == 200
+    assert first_text_fetch(10) == 12 and first_text_fetch(1) == 2  # Lucene is exact
+    assert first_text_fetch(5000) == MAX_FETCH
     assert widen(10, 40, 4) == 160  # four times at least
     assert widen(10, 100, 0) == 1515  # nothing passed: k / (1/101) with a 1.5 margin
     assert widen(10, 1000, 0) == MAX_FETCH

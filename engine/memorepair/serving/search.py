@@ -66,11 +66,17 @@ DEPTH = 5
 SCAN_CAP = 2000
 #: The scan is tried when fewer than this share of the index's first answer passed.
 SCAN_RATE = 0.05
-#: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
-#: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
-#: fetching 40 and 0.985 fetching 100 (0.94 at 1e4 fetching 64), so it is asked for 10k.
-FIRST_FETCH = 10
+#: The vector index path's first fetch: at least MIN_FETCH, and FIRST_FETCH * k when
+#: filters narrow the set (NARROWED_FETCH * k), then widened only when fewer than k passed.
+#: The index is approximate (HNSW: Lucene searches as wide as it is asked): on 1e4
+#: docstring embeddings its top-10 recall was 0.87 asked for 10, 0.98 for 50, 0.996 for
+#: 100 (m 32, ef_construction 200; decision 18), so even k = 10 asks for 100.
+FIRST_FETCH = 2
+NARROWED_FETCH = 10
 MIN_FETCH = 100
+#: The full-text path's first fetch: Lucene is exact and filters inside the index, so only
+#: versions that stopped being served meanwhile fall out: k plus this share, then widened.
+TEXT_MARGIN = 0.2
 MAX_FETCH = 4000
 ROUNDS = 3
 #: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
@@ -220,8 +226,14 @@ def lucene_text(text: str, f: Filters) -> str | None:
 
 
 # ---- strategy (pure) ------------------------------------------------------------------------
-def first_fetch(k: int) -> int:
-    return min(MAX_FETCH, max(MIN_FETCH, FIRST_FETCH * k))
+def first_fetch(k: int, narrowed: bool = False) -> int:
+    """The vector index's first fetch for k hits (more when filters narrow the set)."""
+    return min(MAX_FETCH, max(MIN_FETCH, (NARROWED_FETCH if narrowed else FIRST_FETCH) * k))
+
+
+def first_text_fetch(k: int) -> int:
+    """Lucene's first fetch for k hits: exact and filtered in the index, so barely more."""
+    return min(MAX_FETCH, k + max(1, math.ceil(TEXT_MARGIN * k)))
 
 
 def widen(k: int, fetch: int, passed: int) -> int:
@@ -358,7 +370,7 @@ class Searcher:
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
         try:
-            ranking, tried = _widened(run, k, "index", scan)
+            ranking, tried = _widened(run, k, first_fetch(k, f.narrowed), "index", scan)
         except DatabaseError as exc:  # `reindex --compact` rebuilding the index: be exact
             if not _index_unavailable(exc):
                 raise
@@ -410,7 +422,7 @@ class Searcher:
             (found,) = self.store.serve(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 
-        ranking, tried = _widened(run, k, "index")
+        ranking, tried = _widened(run, k, first_text_fetch(k), "index")
         if ranking is None:
             (found,) = self.store.serve(SEARCH_TEXT_ALL, **fixed)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 1)
@@ -438,6 +450,7 @@ def _index_unavailable(exc: DatabaseError) -> bool:
 def _widened(
     run: Callable[[int], Row],
     k: int,
+    fetch: int,
     name: str,
     scan: Callable[[], Ranking | None] | None = None,
 ) -> tuple[Ranking | None, str]:
@@ -448,7 +461,6 @@ def _widened(
     When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
     small: `scan` scores it exactly if it is small enough (else the widening goes on).
     """
-    fetch = first_fetch(k)
     steps: list[str] = []
     for round_ in range(1, ROUNDS + 1):
         found = run(fetch)
