@@ -337,13 +337,13 @@ def test_the_text_index_is_awaited_only_after_this_process_wrote(
     memory.record({"uid": "a", "kind": "record", "content": "The kestrel nests on the tower."})
     names = _spied(memory, monkeypatch)
     assert [h.uid for h in memory.search("kestrel tower", mode="text")] == ["a"]
-    assert names.count("serving/await_text_index") == 1  # it wrote: the index is awaited
+    assert names.count("serving/search/await_text_index") == 1  # it wrote: the index is awaited
     for mode in MODES:  # nothing written since: no search waits
         memory.search("kestrel tower", mode=mode)
-    assert names.count("serving/await_text_index") == 1
+    assert names.count("serving/search/await_text_index") == 1
     memory.record({"uid": "b", "kind": "record", "content": "A kestrel hovers over the field."})
     assert {h.uid for h in memory.search("kestrel", mode="text")} == {"a", "b"}  # at once
-    assert names.count("serving/await_text_index") == 2
+    assert names.count("serving/search/await_text_index") == 2
 
 
 def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(

@@ -17,19 +17,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair import queries
+from memorepair import events, queries
 from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
 from memorepair.errors import EmbeddingError
-from memorepair.store import Store
+from memorepair.store import SCHEMA, Store
 
-AWAIT_VECTOR_INDEX = queries.named("serving/await_vector_index")
-CREATE_VECTOR_INDEX = queries.named("schema/index_artifact_embedding")
-DROP_VECTOR_INDEX = queries.named("serving/drop_vector_index")
-OPEN_EVENTS = queries.named("events/open_events")
-READ_SEARCH_TEXT = queries.named("serving/read_search_text")
-REINDEX_TARGETS = queries.named("serving/reindex_targets")
-SET_SPACE = queries.named("serving/set_space")
-WRITE_SEARCH_FIELDS = queries.named("serving/write_search_fields")
+AWAIT_VECTOR_INDEX = queries.named("serving/reindex/await_vector_index")
+DROP_VECTOR_INDEX = queries.named("serving/reindex/drop_vector_index")
+READ_SEARCH_TEXT = queries.named("serving/reindex/read_search_text")
+REINDEX_TARGETS = queries.named("serving/reindex/reindex_targets")
+SET_SPACE = queries.named("serving/reindex/set_space")
+WRITE_SEARCH_FIELDS = queries.named("serving/reindex/write_search_fields")
 
 
 @dataclass(frozen=True)
@@ -63,7 +61,7 @@ def reindex(
     settings = store.settings
     if not settings.embeddings:
         raise EmbeddingError("embeddings are off (MEMOREPAIR_EMBEDDINGS=false): nothing to do")
-    open_events = store.read(OPEN_EVENTS, ns=ns)
+    open_events = events.open_events(store, ns)
     if open_events:
         ids = [row["id"] for row in open_events][:5]
         raise EmbeddingError(
@@ -103,6 +101,7 @@ def reindex(
     )
 
 
+CREATE_VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedding")
 #: How long `compact` waits for the rebuilt vector index (1e5 vectors took ~2 min here).
 COMPACT_TIMEOUT_S = 3600
 
@@ -119,6 +118,6 @@ def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
     """
     started = time.perf_counter()
     store.write(DROP_VECTOR_INDEX)
-    store.write(CREATE_VECTOR_INDEX)
+    store.write(CREATE_VECTOR_INDEX)  # the schema's own statement, so the same settings
     store.read(AWAIT_VECTOR_INDEX, timeout_s=timeout_s)
     return time.perf_counter() - started

@@ -40,19 +40,18 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memorepair import queries
-from memorepair.embedding import Embedder, embedder_for, meta_value
+from memorepair.embedding import GET_SPACE, Embedder, embedder_for, meta_value
 from memorepair.errors import DatabaseError, EmbeddingError, InputError
 from memorepair.model import Kind, artifact_key
 from memorepair.store import Row, Store
 
-AWAIT_TEXT_INDEX = queries.named("serving/await_text_index")
-GET_SPACE = queries.named("serving/get_space")
-SEARCH_RELATED = queries.named("serving/search_related")
-SEARCH_TEXT = queries.named("serving/search_text")
-SEARCH_TEXT_ALL = queries.named("serving/search_text_all")
-SEARCH_VECTOR_ALL = queries.named("serving/search_vector_all")
-SEARCH_VECTOR_INDEX = queries.named("serving/search_vector_index")
-SEARCH_VECTOR_SCAN = queries.named("serving/search_vector_scan")
+AWAIT_TEXT_INDEX = queries.named("serving/search/await_text_index")
+SEARCH_RELATED = queries.named("serving/search/search_related")
+SEARCH_TEXT = queries.named("serving/search/search_text")
+SEARCH_TEXT_ALL = queries.named("serving/search/search_text_all")
+SEARCH_VECTOR_ALL = queries.named("serving/search/search_vector_all")
+SEARCH_VECTOR_INDEX = queries.named("serving/search/search_vector_index")
+SEARCH_VECTOR_SCAN = queries.named("serving/search/search_vector_scan")
 
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")

@@ -4,7 +4,7 @@
 // (`Live`) that pass the exact filters, best first: the caller widens `$fetch` until
 // `$k` pass or Lucene has nothing more (`returned` < `$fetch`).
 // The full-text index is eventually consistent: the caller first awaits its pending
-// updates (serving/await_text_index) when its process has written since it last did.
+// updates (serving/search/await_text_index) when its process has written since it last did.
 // mode: read
 // params: $ns, $lucene, $fetch, $k, $kinds, $meta, $since, $until, $prefix
 CALL db.index.fulltext.queryNodes('artifact_search', $lucene, {limit: $fetch})
