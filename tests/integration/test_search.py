@@ -366,6 +366,10 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     assert seconds >= 0
     assert during == before
     assert _pins(memory, QUERY) == before
+    done = run_cli(memory.ns, "reindex", "--compact", "--json")  # the same from the CLI
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["compacted"] == "artifact_embedding"
+    assert _pins(memory, QUERY) == before
 
 
 def test_text_search_widens_past_versions_no_longer_served(
