@@ -356,13 +356,18 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     # as `compact` does it: dropped, then rebuilt; a search in between is exact anyway
     from memorepair.serving import reindex as reindexing
 
+    f = filters(memory.ns, **NO_FILTER, searchable=[])
+    memory.store.write(reindexing.MARK_REBUILD)
     memory.store.write(reindexing.DROP_VECTOR_INDEX)
     try:
-        during = _pins(memory, QUERY)
-        ranking = memory._searcher.vector(QUERY, 10, filters(memory.ns, **NO_FILTER, searchable=[]))
-        assert ranking.path == "index:unavailable>all"
+        during = _pins(memory, QUERY)  # the index is not asked while the marker stands
+        assert memory._searcher.vector(QUERY, 10, f).path == "index:unavailable>all"
+        memory.store.write(reindexing.CLEAR_REBUILD)  # a dropped index without the marker:
+        assert _pins(memory, QUERY) == before  # the index's error sends it to the exact path
+        assert memory._searcher.vector(QUERY, 10, f).path == "index:unavailable>all"
     finally:
         seconds = memory.compact_vector_index()
+    assert memory._searcher.vector(QUERY, 10, f).path.startswith("index:")
     assert seconds >= 0
     assert during == before
     assert _pins(memory, QUERY) == before

@@ -357,6 +357,8 @@ class Searcher:
         def run(fetch: int) -> Row:
             (found,) = self.store.serve(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
+            if found["rebuilding"]:
+                raise _Rebuilding
             return found
 
         def scan() -> Ranking | None:
@@ -370,7 +372,9 @@ class Searcher:
 
         try:
             ranking, tried = _widened(run, k, first_fetch(k, f.narrowed), "index", scan)
-        except DatabaseError as exc:  # `reindex --compact` rebuilding the index: be exact
+        except _Rebuilding:  # `reindex --compact` rebuilds the index: be exact meanwhile
+            ranking, tried = None, "index:unavailable"
+        except DatabaseError as exc:  # dropped or not online outside a compaction
             if not _index_unavailable(exc):
                 raise
             ranking, tried = None, "index:unavailable"
@@ -440,10 +444,14 @@ class Searcher:
         return out
 
 
+class _Rebuilding(Exception):
+    """`reindex --compact` is rebuilding the vector index."""
+
+
 def _index_unavailable(exc: DatabaseError) -> bool:
-    """The vector index is missing or not online (dropped and being rebuilt)."""
+    """The vector index is missing or not online (dropped by hand, or still populating)."""
     text = str(exc)
-    return "artifact_embedding" in text or "not online" in text.lower()
+    return "artifact_embedding" in text or "online" in text.lower()
 
 
 def _widened(
