@@ -419,7 +419,7 @@ def _table(title: str, systems: dict[str, Scores], per_type: bool) -> None:
                 print(f"{name:<18} {label:<11} {n:>4} {r5:>6.3f} {r10:>6.3f} {nd:>8.3f}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def _arguments(argv: list[str] | None) -> argparse.Namespace:
     doc = __doc__ or ""
     parser = argparse.ArgumentParser(
         prog="python -m bench.retrieval",
@@ -440,9 +440,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-types", action="store_true", help="overall rows only")
     args = parser.parse_args(argv)
-    scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
-    if not scopes or set(scopes) - {"all", "persona"}:
+    args.scopes = [s.strip() for s in args.scopes.split(",") if s.strip()]
+    if not args.scopes or set(args.scopes) - {"all", "persona"}:
         parser.error(f"--scopes: all and/or persona, got {args.scopes!r}")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _arguments(argv)
     settings = load_settings(search_meta_fields=META_FIELDS)
     turns = load_turns()
     questions, dropped = load_questions(turns)
@@ -452,11 +457,11 @@ def main(argv: list[str] | None = None) -> int:
             for s in SCENARIOS
             for q in [q for q in questions if q.scenario == s][: args.questions]
         ]
-    version = metadata.version(PACKAGE)
     print(
-        f"bench retrieval: {PACKAGE} {version} memory category: {len(turns)} user turns in "
-        f"{len({t.session for t in turns})} sessions of {len(SCENARIOS)} personas; "
-        f"{len(questions)} questions ({dropped} without an evidence turn left out); {_load()}"
+        f"bench retrieval: {PACKAGE} {metadata.version(PACKAGE)} memory category: "
+        f"{len(turns)} user turns in {len({t.session for t in turns})} sessions of "
+        f"{len(SCENARIOS)} personas; {len(questions)} questions ({dropped} without an "
+        f"evidence turn left out); {_load()}"
     )
     with open_store(ns="retrieval", settings=settings) as memory:
         memory.apply_schema()
@@ -466,7 +471,7 @@ def main(argv: list[str] | None = None) -> int:
         memory.flush_embeddings()
         print(f"import: {len(turns)} turns in {time.perf_counter() - started:.1f}s")
         print(f"embedder: {memory.settings.embedding_model or 'offline default (wordllama)'}")
-        for scope in scopes:
+        for scope in args.scopes:
             systems, medians = evaluate(memory, questions, turns, scope, args.candidates)
             timing = ", ".join(f"{m} {v:.1f} ms" for m, v in medians.items())
             _table(
@@ -475,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
                 not args.no_types,
             )
     if args.updates:
-        scope = scopes[0]
+        scope = args.scopes[0]
         plain, updated, stale_hits, n = knowledge_update(
             settings, turns, questions, args.updates, scope
         )

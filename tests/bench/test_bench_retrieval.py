@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from bench.retrieval import Turn, _evidence, load_questions, load_turns, ndcg_at, recall_at
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_recall_and_ndcg_of_one_relevant_turn() -> None:
@@ -33,3 +38,12 @@ def test_every_question_of_the_packaged_set_has_an_evidence_turn_of_its_persona(
     persona = {t.uid: t.scenario for t in turns}
     assert dropped == 0 and len(questions) == 155
     assert all(persona[uid] == q.scenario for q in questions for uid in q.evidence)
+
+
+def test_help_names_the_data_its_licence_and_the_options() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.retrieval", "-h"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    for text in ("bfcl-eval", "Apache-2.0", "--questions", "--updates", "--scopes", "bm25s"):
+        assert text in result.stdout
