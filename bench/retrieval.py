@@ -54,8 +54,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import Any
 
-from memorepair.api import MemoryStore, open_store
-from memorepair.embedding import embedder_for
+from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.model import ArtifactIn, Kind
 from memorepair.settings import Settings, load_settings
 
