@@ -33,7 +33,7 @@ from typing import Any
 from memorepair import events, queries
 from memorepair.codec import canonical_json, stored_json
 from memorepair.events import Event
-from memorepair.fingerprints import Matcher, fingerprints, sha256_hex, strings
+from memorepair.fingerprints import Matcher, fingerprints, sha256_hex, strings_in
 from memorepair.model import RepairEventSpec, artifact_key
 from memorepair.store import Store
 
@@ -213,8 +213,8 @@ def _prints(
     carries (a correction's new text is not erased text) and the roots' own uids (a
     text that names its uid, "fact rec-0": the uid is structure every redacted version,
     input list and event keeps, never erased)."""
-    texts = [t for v in versions for t in strings([v["content"] or "", _json(v["meta"])])]
-    staying = [t for v in kept for t in strings([v["content"] or "", _json(v["meta"])])]
+    texts = [t for v in versions for t in strings_in([v["content"] or "", _json(v["meta"])])]
+    staying = [t for v in kept for t in strings_in([v["content"] or "", _json(v["meta"])])]
     return sorted(Matcher.of(fingerprints(texts)).without([*staying, *uids]).prints)
 
 

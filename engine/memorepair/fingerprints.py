@@ -41,17 +41,17 @@ def sha256_hex(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def strings(value: Any) -> Iterator[str]:
+def strings_in(value: Any) -> Iterator[str]:
     """Every string in a JSON value (keys and values), depth first."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, Mapping):
         for key, item in value.items():
             yield str(key)
-            yield from strings(item)
+            yield from strings_in(item)
     elif isinstance(value, list | tuple):
         for item in value:
-            yield from strings(item)
+            yield from strings_in(item)
 
 
 def _phrases(words: list[str], size: int) -> Iterator[str]:
@@ -113,12 +113,12 @@ class Matcher:
 
     def hits(self, value: Any) -> bool:
         """Whether a value (a string, or any JSON value) quotes the erased text."""
-        return any(self._hit(text) for text in strings(value))
+        return any(self._hit(text) for text in strings_in(value))
 
     def found_in(self, value: Any) -> set[str]:
         """The fingerprints a value carries (a subset of `prints`)."""
         found: set[str] = set()
-        for text in strings(value):
+        for text in strings_in(value):
             found.update(self._carried(text))
         return found
 

@@ -27,6 +27,7 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
     "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
     "UsageLog",  # use recording: one per namespace
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 

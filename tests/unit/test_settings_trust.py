@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from memorepair.api import connect
 from memorepair.cli import cli
 from memorepair.errors import ConfigError
 from memorepair.settings import RepairConfig, Settings, describe, load_settings
-from memorepair.store import Store
 
 HOSTILE = {
     "NEO4J_URI": "bolt://attacker.example:7687",
@@ -150,7 +150,7 @@ def test_a_folder_without_local_state_is_told_where_to_look(
     clean_env.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     clean_env.chdir(tmp_path)
     with pytest.raises(ConfigError) as refused:
-        Store.connect(load_settings())
+        connect(load_settings())
     assert f"no local Neo4j state in {tmp_path / 'data' / 'memorepair'}" in str(refused.value)
     assert "MEMOREPAIR_STATE_DIR" in str(refused.value)
     assert not (tmp_path / "data" / "memorepair").exists()

@@ -73,12 +73,11 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memorepair.api import MemoryStore, Served, open_store
-from memorepair.codec import canonical_json
-from memorepair.embedding import EMBED_META, embeds
+from memorepair.api import EMBED_META, MemoryStore, Served, canonical_json, embeds, open_store
+from memorepair.api import SEARCH_MAX_K as MAX_K
+from memorepair.api import SearchMode as Mode
 from memorepair.errors import InputError
 from memorepair.model import PIN, UID_PATTERN, Artifact
-from memorepair.serving.search import MAX_K, Mode
 from memorepair.settings import Settings
 
 #: Value keys that are not content or meta: provenance and artifact options.
@@ -328,8 +327,8 @@ class MemoRepairStore(BaseStore):
 
     def pin(self, namespace: Sequence[str], key: str) -> str | None:
         """`uid@N` of the item's served version, to cite as an input (None: not served)."""
-        uid, served = self._current(namespace, key)
-        return f"{uid}@{served.artifact.version}" if served else None
+        _, served = self._current(namespace, key)
+        return served.artifact.pin if served else None
 
     def _current(self, namespace: Sequence[str], key: str) -> tuple[str, Served | None]:
         """The uid an address stands for now and its served version (None: not served).

@@ -53,7 +53,7 @@ class DemoResult:
     artifacts: dict[str, int] = field(default_factory=dict)
 
 
-def run(
+def run_demo(
     memory: Memory,
     *,
     clear_after: bool = False,
