@@ -45,6 +45,7 @@ from memorepair.model import (
     lambda_problem,
 )
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import session as sandbox_session
 from memorepair.publication import Outcomes
 from memorepair.selection import EventSelection, Selector, select
 from memorepair.settings import RepairConfig
@@ -158,7 +159,7 @@ def preview(
 ) -> Preview:
     """`plan`, then each selected successor built (`execution.build_dry`) and validated in
     memory, and the publication closure decided as `publish` would decide it."""
-    with _gc_paused():
+    with _gc_paused(), sandbox_session():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
         built = execution.build_dry(store, registry, spec, family, selected)
@@ -303,10 +304,11 @@ def _run(
     selection = clock.time("selection", _select, event, family, withdrawn, config)
     if not event.reached("selected"):
         clock.time("record", _record, store, event, withdrawn, family, selection)
-    attempts = clock.time(
-        "execution", _execute, store, registry, event, family, selection, progress
-    )
-    attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
+    with sandbox_session():  # one sandbox worker for the event's chains and tool calls
+        attempts = clock.time(
+            "execution", _execute, store, registry, event, family, selection, progress
+        )
+        attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
     outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
     if spec.erases:
         clock.time("erasure", erasure.erase, store, event)

@@ -39,11 +39,29 @@ class EscapeBackend:
                 ),
                 "connect": FunctionSpec(params={"port": "integer"}, required=["port"]),
                 "write": FunctionSpec(params={"path": "string"}, required=["path"]),
+                "probe": FunctionSpec(params={"leave": "string"}, required=["leave"]),
             },
         )
 
     def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
         return getattr(self, f"_{function}")(**args)
+
+    #: Bumped by every ``probe`` in its own process: a later job sees 0 again when each
+    #: job starts from a fresh process.
+    probes = 0
+
+    def _probe(self, leave: str) -> dict[str, Any]:
+        """What a job can see of the jobs before it: its pid, its open descriptors, the
+        files in its folder (after leaving one named ``leave``) and a class counter."""
+        type(self).probes += 1
+        with open(leave, "w", encoding="utf-8") as handle:
+            handle.write("left by an earlier job\n")
+        return {
+            "pid": os.getpid(),
+            "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+            "files": sorted(os.listdir(".")),
+            "probes": type(self).probes,
+        }
 
     @staticmethod
     def _sleeper(tag: str, *, new_session: bool) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from memorepair.operators.sandbox import import_root, isolation, run_chain, run_job
+from memorepair.operators.sandbox import import_root, isolation, run_chain, run_job, session
 
 BACKEND = {"module": "escape_backend", "attr": "EscapeBackend"}
 needs_namespaces = pytest.mark.skipif(
@@ -187,3 +187,57 @@ def test_tool_call_runs_the_back_end_in_the_sandbox_under_a_timeout() -> None:
     local = ToolCall(lambda name, iface, fns: Local())
     with pytest.raises(OperatorError, match="cannot be rebuilt in the sandbox"):
         local([], {**args, "function": "noop"}, None)
+
+
+def probe(leave: str) -> dict[str, Any]:
+    verdict = call("probe", {"leave": leave})
+    assert verdict["ok"], verdict
+    result: dict[str, Any] = verdict["result"]
+    return result
+
+
+def test_a_session_runs_each_job_in_a_fresh_process_of_one_worker() -> None:
+    with session() as worker:
+        first, second = probe("first.txt"), probe("second.txt")
+        assert worker.started == 1  # one process start for both jobs
+    # Nothing of the first job reaches the second: not its memory (the class counter
+    # starts again), not its files (a scratch folder each), not its descriptors (0-2 and
+    # the verdict's; /proc/self/fd lists the one listing it).
+    assert first["probes"] == second["probes"] == 1
+    assert first["files"] == ["first.txt"] and second["files"] == ["second.txt"]
+    assert len(first["fds"]) <= 5 and max(first["fds"]) <= 4, first
+    if isolation().namespaces:
+        assert first["pid"] == second["pid"] == 1  # each the first of its own namespace
+
+
+@needs_namespaces
+def test_a_job_killed_at_its_timeout_leaves_the_session_working() -> None:
+    tag, timeout = new_tag(), 3.0
+    job = {
+        "chain": {"tool": "escape", "steps": [{"function": "setsid_grandchild", "args": {}}]},
+        "schema": {"setsid_grandchild": {"params": {"tag": "string"}, "required": ["tag"]}},
+        "backend": BACKEND,
+        "max_steps": 10,
+    }
+    job["chain"]["steps"][0]["args"] = {"tag": tag}  # type: ignore[index]
+    with session() as worker:
+        with Watch(tag) as watch:
+            verdict = within(
+                timeout + 1.0,
+                lambda: run_chain(job, timeout_s=timeout, memory_mb=512, extra_path=extra_path()),
+            )
+        assert watch.most >= 1 and not verdict["ok"] and "timed out" in verdict["reason"]
+        assert tagged(tag) == []
+        assert probe("after.txt")["files"] == ["after.txt"]
+        assert worker.started == 1  # the job was killed, not the worker
+
+
+def test_a_worker_that_dies_is_replaced_for_the_next_job() -> None:
+    with session() as worker:
+        probe("one.txt")
+        proc = worker._proc
+        assert proc is not None
+        proc.kill()
+        proc.wait()
+        assert probe("two.txt")["files"] == ["two.txt"]
+        assert worker.started == 2
