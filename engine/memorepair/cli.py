@@ -226,7 +226,8 @@ def config_show(as_json: bool) -> None:
             click.echo("note: ./.env is not read; pass --env-file .env if you trust it")
         for row in rows:
             value = json.dumps(row["value"], default=str)
-            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}")
+            unit = f"  [{row['unit']}]" if row["unit"] else ""
+            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}{unit}")
 
     _emit(data, as_json, human)
 

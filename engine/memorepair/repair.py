@@ -31,7 +31,7 @@ from memorepair import (
     validation,
     values,
 )
-from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
+from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates, table_key
 from memorepair.cascade import Cascade
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
@@ -313,7 +313,8 @@ def _run(
     if spec.erases:
         clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
-    return replace(report, seconds=clock.seconds)
+    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
+    return replace(report, seconds=clock.seconds, work_s=work_s)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -341,7 +342,8 @@ def candidate_family(
     reached: Cascade,
 ) -> CandidateFamily:
     """The mode map over the cascade, each candidate with the operator that will build it,
-    its value from recorded use and its cost from measured work (values.py)."""
+    its value from recorded use and its cost from measured work (values.py): reads and
+    seconds."""
 
     def operator_for(mode: Mode, node: CascadeNode) -> str | None:
         operator = registry.operator(mode, _skeleton(spec.ns, node))
@@ -360,8 +362,11 @@ def candidate_family(
             warmup_s=config.warmup_s,
         )
 
-    def cost_of(node: CascadeNode, prior: float) -> tuple[float, str]:
-        return values.cost_from_work(prior, node.work_s, config.cost_per_second)
+    work = values.read_work(store, spec.ns)
+
+    def cost_of(node: CascadeNode, prior: float, operator: str | None) -> tuple[float, str]:
+        median = work.median(operator, table_key(node.kind, node.arch))
+        return values.cost_from_work(prior, node.work_s, median)
 
     return build_candidates(
         reached.nodes,
@@ -455,6 +460,8 @@ def _validate(
 ) -> list[Attempt]:
     checked = validation.validate(store, registry, attempts, progress=progress)
     event.complete("validated", {"validated": sum(1 for a in checked if a.validated)})
+    measured = ((a.candidate.operator, a.candidate.table_key, a.work_s) for a in checked)
+    values.record_work(store, event.spec.ns, measured)  # the running medians learn
     return checked
 
 
