@@ -47,7 +47,7 @@ from memorepair.model import (
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import session as sandbox_session
 from memorepair.publication import Outcomes
-from memorepair.selection import EventSelection, Selector, select
+from memorepair.selection import EventSelection, Selector, frontier, select, selection_problem
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
 
@@ -67,10 +67,47 @@ class Plan:
     cascade: list[str]
     family: CandidateFamily
     selection: EventSelection
+    lam: float  # the λ it selected at: the caller's, else the event file's, else the setting
 
     @property
     def selected(self) -> tuple[str, ...]:
         return self.selection.selected
+
+    def frontier(self) -> dict[str, Any]:
+        """The exact trade-off over λ for this event (``selection.frontier``): each step's
+        λ range, what it repairs (count, share of the runnable candidates, value in reads,
+        cost in seconds, both also as shares of Repair-all's), the candidates it skips that
+        the step before repaired, and which step the plan's λ falls in."""
+        problem, uids = selection_problem(self.family)
+        everything = self.selection.repair_all
+        runnable = sum(everything.selected)
+        steps, previous = [], set(uids)
+        for step in frontier(problem):
+            chosen = {u for u, x in zip(uids, step.selected, strict=True) if x}
+            steps.append(
+                {
+                    "lambda_from": step.lam_from,
+                    "lambda_to": step.lam_to,
+                    "selected": len(chosen),
+                    "recovered": len(chosen) / runnable if runnable else None,
+                    "value": step.repair,
+                    "value_share": step.repair / everything.repair if everything.repair else None,
+                    "cost": step.cost,
+                    "cost_share": step.cost / everything.cost if everything.cost else None,
+                    "skips": sorted(previous - chosen),
+                    "default": _holds(step.lam_from, step.lam_to, self.lam),
+                }
+            )
+            previous = chosen
+        return {
+            "event": self.spec.id,
+            "lambda": self.lam,
+            "units": {"value": "reads", "cost": "seconds", "lambda": "reads per second"},
+            "runnable": runnable,
+            "repair_all_value": everything.repair,
+            "repair_all_cost": everything.cost,
+            "steps": steps,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         in_selection = set(self.selection.selected)
@@ -101,7 +138,14 @@ class Plan:
             "backend": result.backend,
             "repair_all_cost": repair_all.cost,
             "repair_all_value": repair_all.repair,
+            "lambda": self.lam,
         }
+
+
+def _holds(lam_from: float, lam_to: float | None, lam: float) -> bool:
+    """Whether a frontier step holds at ``lam``; at a breakpoint the next step does
+    (ties are not repaired), and λ = 0 belongs to the first step."""
+    return (lam_from < lam or lam == lam_from == 0.0) and (lam_to is None or lam < lam_to)
 
 
 def plan(
@@ -132,7 +176,7 @@ def _planned(
     selection = select(
         family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
     )
-    return Plan(spec, reached.uids, family, selection), reached
+    return Plan(spec, reached.uids, family, selection, lam_), reached
 
 
 @dataclass(frozen=True)

@@ -432,18 +432,25 @@ def _inspect_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnn
         forget: list[str] | None = None,
         event: dict[str, Any] | None = None,
         namespace: str | None = None,
+        frontier: bool = False,
     ) -> CallToolResult:
         """Dry run, changes nothing: what forgetting `forget` (or running `event`, a
         MemoRepair event: {"type": "delete"|"correct"|"migrate", "roots", ...}) would
         withdraw, which derived memories would be rebuilt and which removed, and its cost
-        against rebuilding everything."""
+        against rebuilding everything. `frontier`: also every selection the repair would
+        make as lambda (reads per second of repair) grows, with value (reads), cost
+        (seconds) and what each step skips."""
         if (forget is None) == (event is None):
             return _error("repair_plan: give either `forget` (uids) or `event`, not both")
 
         def work(memory: MemoryStore) -> dict[str, Any]:
             spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
             spec.setdefault("id", "plan")
-            return plan_json(memory.plan(spec).as_dict())
+            planned = memory.plan(spec)
+            data = plan_json(planned.as_dict())
+            if frontier:
+                data["frontier"] = planned.frontier()
+            return data
 
         return await _run(memories, namespace, work)
 
