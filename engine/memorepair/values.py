@@ -1,4 +1,5 @@
-"""Default values from use and costs from work, in one unit each (docs/values.md).
+"""Default values from use and costs from work, the w_i and c_i of SPEC §4, in one unit
+each (docs/values.md).
 
 The selection maximises `sum w - lambda * sum c` with w in reads and c in seconds, so
 lambda is in reads per second of repair (1 / lambda: the seconds of repair one read is
@@ -38,9 +39,9 @@ from memorepair.model import MAX_COST, artifact_key
 from memorepair.serving.usage import decay
 from memorepair.store import Store
 
-READ_USAGE = queries.named("usage/read_usage")
-READ_WORK = queries.named("candidates/read_work")
-RECORD_WORK = queries.named("execution/record_work")
+READ_USAGE = queries.named("values/read_usage")
+READ_WORK = queries.named("values/read_work")
+RECORD_WORK = queries.named("values/record_work")
 
 EXPLICIT, USE, WORK, MEDIAN, PRIOR = "explicit", "use", "work", "median", "prior"
 
