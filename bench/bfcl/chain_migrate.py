@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = load_settings(embeddings=False)
     with open_store(ns=args.ns, settings=settings) as store:
         store.apply_schema()
-        prepare(store, memory, events)
+        prepare(store, memory.tasks, events)
         try:
             for k in range(args.repeats):
                 run = repair_once(store, memory, event)

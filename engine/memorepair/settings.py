@@ -48,17 +48,18 @@ DEFAULT_VALUES: dict[str, float] = {
 #: Default c per kind, or per skill arch, in seconds of repair work: the prior for a
 #: candidate whose artifact no repair has built and whose operator and kind this
 #: namespace has not measured yet (then the last successor's measured seconds or the
-#: namespace's running median decide; docs/values.md). Set a little above what the
-#: built-in operators measure (tens of milliseconds for in-process replays and
-#: extractive regeneration, about a tenth of a second for a sandboxed chain, seconds for a
-#: neural retrain): until an operator was measured, the engine does not assume it cheap.
+#: namespace's running median decide; docs/values.md). What the built-in operators
+#: measure, rounded up: milliseconds for in-process replays and extractive regeneration,
+#: a tenth of a second for a chain run in the sandbox, a second or two for a neural
+#: retrain on a few hundred examples. Not much dearer: a prior far above the truth keeps
+#: an operator from ever running, so from ever being measured.
 DEFAULT_COSTS: dict[str, float] = {
-    "record": 0.05,
-    "cache": 0.05,
-    "summary": 0.1,
-    "skill.prompt": 0.1,
-    "skill.chain": 0.5,
-    "skill.neural": 10.0,
+    "record": 0.01,
+    "cache": 0.01,
+    "summary": 0.02,
+    "skill.prompt": 0.02,
+    "skill.chain": 0.2,
+    "skill.neural": 2.0,
 }
 
 #: The unit of each setting that has one, shown by `memorepair config show`.

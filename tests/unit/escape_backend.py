@@ -40,6 +40,7 @@ class EscapeBackend:
                 "connect": FunctionSpec(params={"port": "integer"}, required=["port"]),
                 "write": FunctionSpec(params={"path": "string"}, required=["path"]),
                 "probe": FunctionSpec(params={"leave": "string"}, required=["leave"]),
+                "sysv": FunctionSpec(params={"key": "integer"}, required=["key"]),
             },
         )
 
@@ -49,6 +50,19 @@ class EscapeBackend:
     #: Bumped by every ``probe`` in its own process: a later job sees 0 again when each
     #: job starts from a fresh process.
     probes = 0
+
+    @staticmethod
+    def _sysv(key: int) -> dict[str, bool]:
+        """Find a System V shared memory segment under ``key`` (removing it if found),
+        then create one: whether an earlier job's was there."""
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = libc.shmget(key, 0, 0)
+        if found >= 0:
+            libc.shmctl(found, 0, None)  # IPC_RMID: leave nothing behind on the host
+        created = libc.shmget(key, 4096, 0o1000 | 0o600)  # IPC_CREAT
+        return {"found": found >= 0, "created": created >= 0}
 
     def _probe(self, leave: str) -> dict[str, Any]:
         """What a job can see of the jobs before it: its pid, its open descriptors, the

@@ -7,8 +7,9 @@ started as ``python -I -B -c <bootstrap>`` in a session of its own, through ``un
 --user --map-root-user --pid --fork --kill-child --net`` where the machine allows it
 (probed once, ``isolation()``). The worker imports the job's back-end module once and
 forks a fresh child for every job (``sandbox_worker``); a repair event opens one
-``session``, so its chains pay one process start between them, not one each (a one-off
-``run_job`` outside a session starts a worker for that job alone).
+``session``, so its chains pay no process start of their own, and the worker is kept
+idle for the next event (``IDLE_S``), so a busy store pays one (a one-off ``run_job``
+outside a session starts a worker for that job alone).
 
 Each job is the first process of a new PID namespace (and has new IPC and network
 namespaces), so every process it starts, including those that call ``setsid()``, dies
@@ -53,6 +54,7 @@ A string argument ``"$step:N"`` or ``"$step:N.key"`` is the result of an earlier
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import functools
@@ -565,6 +567,12 @@ class Worker:
         if base is not None:
             shutil.rmtree(base, ignore_errors=True)
 
+    @property
+    def alive(self) -> bool:
+        """Started and still running (a worker that was never started counts as alive:
+        it starts on its first job)."""
+        return self._proc is None or self._proc.poll() is None
+
     def close(self) -> None:
         with self._lock:
             self._stop()
@@ -648,25 +656,79 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+#: How long a worker left idle by a session waits for the next one (the next repair event)
+#: before it is stopped: its start (a process and its imports) is then paid once per busy
+#: period, not once per event, and estimated costs stay additive (docs/values.md).
+IDLE_S = 120.0
+
+
+class _Pool:
+    """Idle workers, most recently used last; each session takes one for itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[tuple[float, Worker]] = []
+
+    def take(self) -> Worker:
+        with self._lock:
+            stale = self._expire()
+            worker = self._idle.pop()[1] if self._idle else Worker()
+        for old in stale:
+            old.close()
+        return worker
+
+    def give(self, worker: Worker) -> None:
+        if not worker.alive:
+            worker.close()
+            return
+        with self._lock:
+            self._idle.append((time.monotonic(), worker))
+        timer = threading.Timer(IDLE_S + 0.1, self.expire)
+        timer.daemon = True
+        timer.start()
+
+    def expire(self) -> None:
+        with self._lock:
+            stale = self._expire()
+        for old in stale:
+            old.close()
+
+    def _expire(self) -> list[Worker]:
+        now = time.monotonic()
+        stale = [w for t, w in self._idle if now - t >= IDLE_S]
+        self._idle = [(t, w) for t, w in self._idle if now - t < IDLE_S]
+        return stale
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for _, worker in idle:
+            worker.close()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
 _SESSION: ContextVar[Worker | None] = ContextVar("memorepair_sandbox_worker", default=None)
 
 
 @contextmanager
 def session() -> Iterator[Worker]:
-    """Every sandboxed job run inside (in this thread or task) goes to one worker, which
-    ends with the block: one worker per repair event instead of one process start per
-    chain. Nested blocks share the outer one's worker."""
+    """Every sandboxed job run inside (in this thread or task) goes to one worker: one
+    process start for a repair event's chains and tool calls instead of one each. The
+    worker is taken from the idle ones (or started) and given back at the end, kept for
+    the next session for up to ``IDLE_S``; concurrent sessions get a worker each. Nested
+    blocks share the outer one's worker."""
     current = _SESSION.get()
     if current is not None:
         yield current
         return
-    worker = Worker()
+    worker = _POOL.take()
     token = _SESSION.set(worker)
     try:
         yield worker
     finally:
         _SESSION.reset(token)
-        worker.close()
+        _POOL.give(worker)
 
 
 def run_job(
