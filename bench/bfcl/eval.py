@@ -78,7 +78,7 @@ EVENT_TYPES = ("delete", "correct", "migrate")
 #: Look-ups of the warm-up period (the use the first values are learned from).
 DEFAULT_WARMUP = 512
 #: Events per type in the first round and in each measured round, and measured rounds.
-DEFAULT_FIRST, DEFAULT_PER_TYPE, DEFAULT_ROUNDS = 1, 2, 2
+DEFAULT_FIRST, DEFAULT_PER_TYPE, DEFAULT_ROUNDS = 1, 3, 2
 #: ``--full``: every conforming task of every multi-turn category.
 FULL_PER_TYPE = 2
 #: The target at the default settings: useful recovery by look-up >= 0.95 at <= 0.60 of
@@ -158,7 +158,7 @@ def summarise(rows: Sequence[EventRow]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for event_type in ["all", *(t for t in EVENT_TYPES if t in present)]:
         scope = [r for r in measured if event_type in ("all", r.event_type)]
-        reference = {r.event: r for r in scope if r.system == "all"}
+        reference = {(r.category, r.event): r for r in scope if r.system == "all"}
         for name in names:
             group = [r for r in scope if r.system == name]
             if group:
@@ -167,10 +167,15 @@ def summarise(rows: Sequence[EventRow]) -> list[dict[str, Any]]:
 
 
 def _figures(
-    event_type: str, name: str, group: Sequence[EventRow], reference: dict[str, EventRow]
+    event_type: str,
+    name: str,
+    group: Sequence[EventRow],
+    reference: dict[tuple[str, str], EventRow],
 ) -> dict[str, Any]:
+    mine = [(r, reference.get((r.category, r.event))) for r in group]
     work = sum(r.work_s for r in group)
-    work_all = sum(reference[r.event].work_s for r in group if r.event in reference)
+    work_all = sum(a.work_s for _, a in mine if a is not None)
+    both = sum(_both(r.served, a.served) for r, a in mine if a is not None)
     return {
         "event_type": event_type,
         "system": name,
@@ -183,13 +188,24 @@ def _figures(
         "useful_looks": ratio(
             sum(r.looks_hit for r in group), sum(r.looks_eligible for r in group)
         ),
+        "served_all": ratio(both, sum(a.served.count("1") for _, a in mine if a is not None)),
         "failed": sum(r.failed for r in group),
         "work_s": work,
         "work_share": ratio(work, work_all),
         "plan_share": ratio(sum(r.planned_s for r in group), sum(r.planned_all_s for r in group)),
-        "undefined_recovered": [r.event for r in group if r.recovered is None],
-        "undefined_useful": [r.event for r in group if r.looks_eligible == 0],
+        "undefined_recovered": [_name(r) for r in group if r.recovered is None],
+        "undefined_useful": [_name(r) for r in group if r.looks_eligible == 0],
     }
+
+
+def _both(mine: str, reference: str) -> int:
+    """Look-ups served both here and by Repair-all (same look-ups: the same event)."""
+    return sum(a == b == "1" for a, b in zip(mine, reference, strict=True))
+
+
+def _name(row: EventRow) -> str:
+    short = row.category.replace("multi_turn_", "")
+    return f"{short}/{row.event}"
 
 
 _COLUMNS = (
@@ -201,6 +217,7 @@ _COLUMNS = (
     ("recovered", "recovered"),
     ("useful_uids", "useful/uid"),
     ("useful_looks", "useful/look-up"),
+    ("served_all", "served/all"),
     ("failed", "failed"),
     ("work_s", "work s"),
     ("work_share", "work/all"),
@@ -258,6 +275,7 @@ def target_lines(
         f"Repair-all failures {everything['failed']} = 0": everything["failed"] == 0,
     }
     verdict = "met" if all(checks.values()) else "NOT met"
+    served = f"; served where Repair-all served: {_num(default['served_all'])}"
     lines = [
         f"default λ = {lam:g} reads per second of repair ({1 / lam:.3g} s per read)"
         if lam
@@ -266,6 +284,7 @@ def target_lines(
     lines.append(
         f"target at the default settings: {verdict} ("
         + "; ".join(f"{text} {'yes' if ok else 'no'}" for text, ok in checks.items())
+        + served
         + ")"
     )
     return lines

@@ -26,6 +26,7 @@ from typing import Any, TextIO
 
 from bench.bfcl.builder import Memory
 from bench.bfcl.events import BenchEvent
+from bench.bfcl.graph import cascade, influence_children
 from bench.bfcl.metrics import ExposureCheck, Recovery, Served, availability, exposure
 from bench.bfcl.workload import workload
 from memorepair.api import MemoryStore
@@ -81,6 +82,7 @@ class EventRow:
     uids_eligible: int
     looks_hit: int
     looks_eligible: int
+    served: str  # per look-up, 1 if it was served, else 0 (compared with Repair-all's)
     planned_s: float  # the engine's estimate of the selection's seconds (sum of c)
     planned_all_s: float  # ... and of Repair-all's, in the same state
     work_s: float  # measured seconds of the operators' work
@@ -110,6 +112,15 @@ class Deployment:
     weights: dict[str, float]
     category: str
     planned: list[PlannedEvent] = field(default_factory=list)
+    _children: dict[str, list[str]] | None = None
+
+    def affected(self, roots: Sequence[str]) -> set[str]:
+        """C(F) in the memory as built: the post-event look-ups are drawn from the tasks
+        it touches, so every system gets the same look-ups for an event, whatever earlier
+        events left in its own memory."""
+        if self._children is None:
+            self._children = influence_children(self.memory.artifacts, self.memory.edges)
+        return cascade(self._children, roots)
 
     def start(self, warmup: Iterable[str]) -> None:
         """A fresh import, then the warm-up period of use."""
@@ -130,7 +141,7 @@ class Deployment:
         report = self.store.repair(spec, selector=selector, lam=lam)
         repair_s = time.perf_counter() - started
         fired = self._fired(spec.id)
-        lookups = workload(self.memory, set(fired), spec.id, size, self.weights)
+        lookups = workload(self.memory, self.affected(spec.roots), spec.id, size, self.weights)
         served = [self.store.retrieve(uid=uid, limit=1) for uid in lookups]
         self.store.flush_use()
         check = ExposureCheck(fired, self._live())
@@ -168,6 +179,7 @@ class Deployment:
             uids_eligible=uids_eligible,
             looks_hit=looks_hit,
             looks_eligible=looks_eligible,
+            served="".join("1" if found else "0" for found in served),
             planned_s=float(report.cost),
             planned_all_s=float(report.repair_all_cost),
             work_s=float(report.work_s),

@@ -30,7 +30,7 @@ from memorepair.model import (
     version_id,
 )
 from memorepair.operators.base import RepairContext, Successor, Support
-from memorepair.operators.common import Taint
+from memorepair.operators.common import NoSupport, Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.store import Row, Store, WriteBehind
 
@@ -54,6 +54,8 @@ class Attempt:
     published: bool = False  # by an interrupted run of the same event
     #: Measured seconds of its build and validation (the next event's default cost).
     work_s: float | None = None
+    #: Its operator found nothing in the support to build from (``NoSupport``): removed.
+    removed: bool = False
 
     @property
     def version(self) -> int:
@@ -286,6 +288,10 @@ def _build(
     started = time.perf_counter()
     try:
         successor = operator.build(ctx)
+    except NoSupport as exc:  # the remove mode, decided by the operator
+        return Attempt(
+            candidate, vid, None, ctx, False, f"nothing to build from: {exc}", removed=True
+        )
     except Exception as exc:  # an operator that cannot build fails this candidate only
         return Attempt(
             candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}"

@@ -50,15 +50,15 @@ DEFAULT_VALUES: dict[str, float] = {
 #: namespace has not measured yet (then the last successor's measured seconds or the
 #: namespace's running median decide; docs/values.md). What the built-in operators
 #: measure, rounded up: milliseconds for in-process replays and extractive regeneration,
-#: a tenth of a second for a chain run in the sandbox, a second or two for a neural
-#: retrain on a few hundred examples. Not much dearer: a prior far above the truth keeps
-#: an operator from ever running, so from ever being measured.
+#: a few hundredths of a second for a chain run in the sandbox, a second or two for a
+#: neural retrain on a few hundred examples. Not much dearer: a prior far above the truth
+#: keeps an operator from ever running, so from ever being measured.
 DEFAULT_COSTS: dict[str, float] = {
     "record": 0.01,
     "cache": 0.01,
     "summary": 0.02,
     "skill.prompt": 0.02,
-    "skill.chain": 0.2,
+    "skill.chain": 0.05,
     "skill.neural": 2.0,
 }
 
@@ -140,7 +140,7 @@ class Settings(BaseSettings):
     #: The cost weight in max sum(w) - lambda * sum(c), in reads per second of repair: a
     #: successor is worth its seconds when its reads cover lambda times them (1 / lambda
     #: is the seconds of repair one read is worth). Chosen from measurement: docs/values.md.
-    lam: float = Field(default=1.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
+    lam: float = Field(default=60.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
     selector: Literal["mincut", "greedy", "all"] = "mincut"
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Field(default=200_000, ge=0)

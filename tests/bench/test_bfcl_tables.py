@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,8 +35,8 @@ from memorepair.repair import Plan
 from memorepair.selection import select
 
 
-def row(event: str, kind: str, system: str, **figures: float) -> EventRow:
-    values: dict[str, float] = {
+def row(event: str, kind: str, system: str, **figures: Any) -> EventRow:
+    values: dict[str, Any] = {
         "round": 1,
         "runnable": 8,
         "published": 8,
@@ -75,6 +76,7 @@ def row(event: str, kind: str, system: str, **figures: float) -> EventRow:
         uids_eligible=int(values["uids_eligible"]),
         looks_hit=int(values["looks_hit"]),
         looks_eligible=int(values["looks_eligible"]),
+        served=str(values.get("served", "1111111111")),
         planned_s=values["planned_s"],
         planned_all_s=values["planned_all_s"],
         work_s=values["work_s"],
@@ -109,7 +111,16 @@ def test_figures_pool_look_ups_and_share_seconds_with_repair_all(tmp_path: Path)
         row("a", "delete", "all", work_s=4.0, failed=1, published=7),
         row("a", "delete", "mincut", work_s=1.0, looks_hit=9, published=6, planned_s=0.5),
         row("b", "migrate", "all", work_s=6.0),
-        row("b", "migrate", "mincut", work_s=2.0, looks_hit=1, looks_eligible=2, uids_hit=1),
+        row(
+            "b",
+            "migrate",
+            "mincut",
+            work_s=2.0,
+            looks_hit=1,
+            looks_eligible=2,
+            uids_hit=1,
+            served="1111100000",
+        ),
         row("c", "migrate", "all", **NOTHING),
         row("c", "migrate", "mincut", **NOTHING),
     ]
@@ -122,11 +133,17 @@ def test_figures_pool_look_ups_and_share_seconds_with_repair_all(tmp_path: Path)
     assert default["work_share"] == pytest.approx(5 / 12)  # ratio of sums, same events
     assert default["useful_looks"] == pytest.approx(10 / 12)  # pooled over look-ups
     assert default["useful_uids"] == pytest.approx((1 + 1 / 4) / 2)  # mean over events
-    assert default["undefined_recovered"] == ["c"] and default["undefined_useful"] == ["c"]
+    # Served where Repair-all served, whatever the events' cascades: b missed 5 of its 10.
+    assert default["served_all"] == pytest.approx(25 / 30)
+    assert default["undefined_recovered"] == ["base/c"] and default["undefined_useful"] == [
+        "base/c"
+    ]
     assert [s["event_type"] for s in summary] == ["all"] * 2 + ["delete"] * 2 + ["migrate"] * 2
     table = format_table(summary)
     assert "useful/look-up" in table and "work/all" in table
-    assert any("1 event(s) with nothing to publish: c" in line for line in undefined_lines(summary))
+    assert any(
+        "1 event(s) with nothing to publish: base/c" in line for line in undefined_lines(summary)
+    )
     assert failure_lines(rows) == ["  multi_turn_base a: 1 failed: chain: step 1 ... got int"]
     lines = target_lines(summary, rows, 2.0)
     assert lines[0].startswith("default λ = 2 reads per second of repair (0.5 s per read)")

@@ -26,6 +26,7 @@ from memorepair.settings import OperatorConfig
 
 from .base import RepairContext, Successor, Support, Tools, Validation
 from .common import (
+    NoSupport,
     OperatorError,
     migrate_call,
     parse_json,
@@ -120,7 +121,7 @@ class ChainOperator:
             return Successor(content=content, inputs=tuple(s.uid for s in ctx.support))
         used = tuple(s.uid for s in ctx.support if recorded_call(s.meta, tool))
         if not used:
-            raise OperatorError(f"{ctx.artifact.uid}: no retained tool-call records for {tool!r}")
+            raise NoSupport(f"{ctx.artifact.uid}: no retained tool-call records for {tool!r}")
         return Successor(content=chain_from_calls(ctx.support, tool), inputs=used)
 
     def _allowed_steps(self, ctx: RepairContext, tool: str) -> tuple[set[str], dict[str, str]]:

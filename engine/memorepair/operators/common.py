@@ -29,6 +29,13 @@ class OperatorError(MemoRepairError):
     """
 
 
+class NoSupport(OperatorError):
+    """The retained support holds nothing this operator can build a successor from (a
+    chain skill all of whose tool-call records were deleted): SPEC §4's ``remove`` mode,
+    which only the operator can tell. The artifact is removed, not failed: no retry
+    could bring it back."""
+
+
 def parse_json(text: str) -> tuple[bool, Any]:
     """``(True, value)`` when ``text`` is JSON (without NaN/Infinity), else ``(False, text)``."""
     try:
