@@ -18,8 +18,11 @@ Figures over the measured rounds, per system and event type:
   uid (mean over events) and by look-up (pooled: a uid read five times counts five
   times);
 - seconds: the measured seconds of the operators' work (build + validation), summed,
-  and as a share of Repair-all's over the same events (``work/all``); ``plan/all`` is
-  the engine's own estimate of the same share (sum of c over the selection / Repair-all's).
+  and as a share of Repair-all's over the same events (``work/all``, wall time: what the
+  engine's costs are made of, and what the target is on); ``cpu/all`` is the same share
+  in CPU seconds (the operators' thread and their sandboxed jobs), which the machine's
+  load does not inflate; ``plan/all`` is the engine's own estimate of the share (sum of c
+  over the selection / Repair-all's, in its own state).
 
 Events where a ratio is undefined (nothing could be published, nothing eligible was
 looked up) are counted and listed under the table. For the default system, the exact
@@ -175,6 +178,7 @@ def _figures(
     mine = [(r, reference.get((r.category, r.event))) for r in group]
     work = sum(r.work_s for r in group)
     work_all = sum(a.work_s for _, a in mine if a is not None)
+    cpu_all = sum(a.cpu_s for _, a in mine if a is not None)
     both = sum(_both(r.served, a.served) for r, a in mine if a is not None)
     return {
         "event_type": event_type,
@@ -192,6 +196,7 @@ def _figures(
         "failed": sum(r.failed for r in group),
         "work_s": work,
         "work_share": ratio(work, work_all),
+        "cpu_share": ratio(sum(r.cpu_s for r in group), cpu_all),
         "plan_share": ratio(sum(r.planned_s for r in group), sum(r.planned_all_s for r in group)),
         "undefined_recovered": [_name(r) for r in group if r.recovered is None],
         "undefined_useful": [_name(r) for r in group if r.looks_eligible == 0],
@@ -221,6 +226,7 @@ _COLUMNS = (
     ("failed", "failed"),
     ("work_s", "work s"),
     ("work_share", "work/all"),
+    ("cpu_share", "cpu/all"),
     ("plan_share", "plan/all"),
 )
 

@@ -86,6 +86,7 @@ class EventRow:
     planned_s: float  # the engine's estimate of the selection's seconds (sum of c)
     planned_all_s: float  # ... and of Repair-all's, in the same state
     work_s: float  # measured seconds of the operators' work
+    cpu_s: float  # ... and their CPU seconds (sandboxed jobs included): load-independent
     repair_s: float  # wall time of the repair call
     failures: str
 
@@ -183,6 +184,7 @@ class Deployment:
             planned_s=float(report.cost),
             planned_all_s=float(report.repair_all_cost),
             work_s=float(report.work_s),
+            cpu_s=float(report.work_cpu_s),
             repair_s=repair_s,
             failures=" | ".join(reasons)[:500],
         )

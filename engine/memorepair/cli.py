@@ -548,7 +548,9 @@ _LAMBDA = click.option(
     "lam",
     type=float,
     default=None,
-    help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].",
+    help="Lambda in max sum(w - lambda*c), in reads per second of repair (w in reads, c in "
+    "seconds; 1/lambda: seconds one read is worth). Overrides the event file's lambda, "
+    "else MEMOREPAIR_LAMBDA (60).",
 )
 
 

@@ -32,6 +32,7 @@ from memorepair.model import (
 from memorepair.operators.base import RepairContext, Successor, Support
 from memorepair.operators.common import NoSupport, Taint
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import cpu_clock
 from memorepair.store import Row, Store, WriteBehind
 
 READ_VERSIONS = queries.named("execution/read_versions")
@@ -56,6 +57,8 @@ class Attempt:
     work_s: float | None = None
     #: Its operator found nothing in the support to build from (``NoSupport``): removed.
     removed: bool = False
+    #: CPU seconds of the same work (``sandbox.cpu_clock``): a load-independent figure.
+    cpu_s: float | None = None
 
     @property
     def version(self) -> int:
@@ -285,7 +288,7 @@ def _build(
     operator = registry.named(candidate.operator) if candidate.operator else None
     if operator is None:
         return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_clock()
     try:
         successor = operator.build(ctx)
     except NoSupport as exc:  # the remove mode, decided by the operator
@@ -303,8 +306,8 @@ def _build(
             candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
     meta = successor_meta(ctx, successor)
-    work_s = time.perf_counter() - started
-    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s)
+    work_s, cpu_s = time.perf_counter() - started, cpu_clock() - cpu_started
+    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s, cpu_s=cpu_s)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:

@@ -359,7 +359,8 @@ def _run(
         clock.time("erasure", erasure.erase, store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     work_s = sum(a.work_s for a in attempts if a.work_s is not None)
-    return replace(report, seconds=clock.seconds, work_s=work_s)
+    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:

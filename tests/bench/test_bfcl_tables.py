@@ -80,6 +80,7 @@ def row(event: str, kind: str, system: str, **figures: Any) -> EventRow:
         planned_s=values["planned_s"],
         planned_all_s=values["planned_all_s"],
         work_s=values["work_s"],
+        cpu_s=values["work_s"] / 2,
         repair_s=1.0,
         failures="chain: step 1 ... got int" if values["failed"] else "",
     )
@@ -131,6 +132,7 @@ def test_figures_pool_look_ups_and_share_seconds_with_repair_all(tmp_path: Path)
     assert everything["recovered"] == pytest.approx((7 / 8 + 1) / 2)  # c: undefined
     assert everything["work_share"] == 1.0 and everything["work_s"] == 12.0
     assert default["work_share"] == pytest.approx(5 / 12)  # ratio of sums, same events
+    assert default["cpu_share"] == pytest.approx(5 / 12)
     assert default["useful_looks"] == pytest.approx(10 / 12)  # pooled over look-ups
     assert default["useful_uids"] == pytest.approx((1 + 1 / 4) / 2)  # mean over events
     # Served where Repair-all served, whatever the events' cascades: b missed 5 of its 10.

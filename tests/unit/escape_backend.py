@@ -41,6 +41,7 @@ class EscapeBackend:
                 "write": FunctionSpec(params={"path": "string"}, required=["path"]),
                 "probe": FunctionSpec(params={"leave": "string"}, required=["leave"]),
                 "sysv": FunctionSpec(params={"key": "integer"}, required=["key"]),
+                "burn": FunctionSpec(params={"cpu_s": "number"}, required=["cpu_s"]),
             },
         )
 
@@ -50,6 +51,13 @@ class EscapeBackend:
     #: Bumped by every ``probe`` in its own process: a later job sees 0 again when each
     #: job starts from a fresh process.
     probes = 0
+
+    @staticmethod
+    def _burn(cpu_s: float) -> float:
+        """Spin until this process has used ``cpu_s`` seconds of CPU; return how many."""
+        while time.process_time() < cpu_s:
+            pass
+        return time.process_time()
 
     @staticmethod
     def _sysv(key: int) -> dict[str, bool]:

@@ -278,3 +278,12 @@ def _other_session() -> Any:
     with session() as worker:
         probe("c.txt")
         return worker
+
+
+def test_a_jobs_cpu_is_charged_to_the_thread_that_ran_it() -> None:
+    """``cpu_clock``: the caller's CPU seconds, its sandboxed jobs' included (what a repair
+    reports as ``work_cpu_s``). The job spins until its own clock reads 0.3 s."""
+    before = sandbox.cpu_clock()
+    verdict = call("burn", {"cpu_s": 0.3})
+    assert verdict["ok"] and verdict["result"] >= 0.3, verdict
+    assert sandbox.cpu_clock() - before >= 0.3

@@ -510,6 +510,7 @@ class Worker:
             tail = self._stderr_tail()
             self._stop()
             return verdict(False, f"sandbox worker exited: {tail}")
+        _charge(float(reply.get("cpu_s") or 0.0) if reply else 0.0)
         if reply is None or reply.get("timed_out"):
             if reply is None:
                 self._stop()  # it missed the deadline: it goes, with whatever it started
@@ -709,6 +710,18 @@ class _Pool:
 _POOL = _Pool()
 atexit.register(_POOL.close)
 _SESSION: ContextVar[Worker | None] = ContextVar("memorepair_sandbox_worker", default=None)
+_CHARGED = threading.local()
+
+
+def _charge(cpu_s: float) -> None:
+    _CHARGED.seconds = getattr(_CHARGED, "seconds", 0.0) + cpu_s
+
+
+def cpu_clock() -> float:
+    """CPU seconds of this thread's work, the sandboxed jobs it ran included: a clock
+    that a loaded machine does not run faster (time spent waiting for a core, or for a
+    job's process to start, is not in it; time an operator waits on I/O is not either)."""
+    return time.thread_time() + getattr(_CHARGED, "seconds", 0.0)
 
 
 @contextmanager

@@ -111,8 +111,12 @@ def keep(request: dict[str, Any], namespaces: bool) -> int:
     if not namespaces:  # its session's daemons (one that called setsid() escapes)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(job, signal.SIGKILL)
-    _, status = os.waitpid(job, 0)
-    result = {"timed_out": timed_out, "returncode": os.waitstatus_to_exitcode(status)}
+    _, status, usage = os.wait4(job, 0)
+    result = {
+        "timed_out": timed_out,
+        "returncode": os.waitstatus_to_exitcode(status),
+        "cpu_s": usage.ru_utime + usage.ru_stime,  # the job's own CPU seconds
+    }
     (Path(request["folder"]) / "status").write_text(json.dumps(result), encoding="utf-8")
     return 0
 
