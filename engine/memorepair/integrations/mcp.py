@@ -165,6 +165,15 @@ def plan_json(plan_data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def planned_json(memory: MemoryStore, spec: dict[str, Any], frontier: bool) -> dict[str, Any]:
+    """``repair_plan``'s answer: the plan (``plan_json``), with its frontier if asked."""
+    planned = memory.plan({"id": "plan", **spec})
+    data = plan_json(planned.as_dict())
+    if frontier:
+        data["frontier"] = planned.frontier()
+    return data
+
+
 def build_server(
     opener: Callable[[], MemoryStore],
     *,
@@ -443,16 +452,8 @@ def _inspect_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnn
         if (forget is None) == (event is None):
             return _error("repair_plan: give either `forget` (uids) or `event`, not both")
 
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
-            spec.setdefault("id", "plan")
-            planned = memory.plan(spec)
-            data = plan_json(planned.as_dict())
-            if frontier:
-                data["frontier"] = planned.frontier()
-            return data
-
-        return await _run(memories, namespace, work)
+        spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
+        return await _run(memories, namespace, lambda m: planned_json(m, spec, frontier))
 
     async def repair_status(
         event_id: str | None = None, namespace: str | None = None
