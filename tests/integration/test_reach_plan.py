@@ -78,6 +78,7 @@ def dummy(param: str) -> Any:
         "lists",
         "skip",
         "scan",
+        "window",
     ):
         return 1
     if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
