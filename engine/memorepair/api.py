@@ -32,10 +32,13 @@ from memorepair import (
 )
 from memorepair import changes as specs
 from memorepair.changes import EventLike
+from memorepair.codec import canonical_json
+from memorepair.embedding import Embedder, EmbeddingBacklog, Indexing, build_embedder
 from memorepair.errors import InputError
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
+from memorepair.local.server import LocalServer
 from memorepair.model import (
     NS_PATTERN,
     Artifact,
@@ -49,25 +52,46 @@ from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
+from memorepair.sample.demo import DEMO_NAMESPACE, DemoResult, run_demo
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import retrieve as retrieving
 from memorepair.serving import search as searching
 from memorepair.serving.retrieve import Served
+from memorepair.serving.search import Hit
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
+from memorepair.toolschema import Migration
 
 #: What the surfaces (CLI, MCP, LangGraph) and programs type against: they import it from
-#: here, never from the modules below.
+#: here (or from `errors`, `model`, `settings`), never from the modules below.
 __all__ = [
+    "DEMO_NAMESPACE",
+    "SEARCH_MAX_K",
+    "DemoResult",
     "EventLike",
+    "Hit",
+    "LocalServer",
     "MemoryStore",
+    "Migration",
+    "OnStale",
+    "Plan",
     "RepairReport",
+    "SearchMode",
+    "Selector",
     "Served",
+    "canonical_json",
+    "connect",
+    "embedder_for",
+    "local_server",
     "open_store",
     "purge_local_server",
 ]
+
+#: The search modes (`MemoryStore.search(mode=...)`), and the largest k one search takes.
+SearchMode = searching.Mode
+SEARCH_MAX_K = searching.MAX_K
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -82,28 +106,43 @@ class MemoryStore:
         store: Store,
         ns: str,
         registry: OperatorRegistry,
+        settings: Settings,
+        *,
         config: RepairConfig | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: The configuration this store was opened with; only the API reads it, and hands
+        #: each module below the few values it uses.
+        self.settings = settings
         #: What every repair, resume and plan of this store runs with (built once).
-        self.config = config or RepairConfig.from_settings(store.settings)
-        self._searcher = searching.Searcher(store)
+        self.config = config or RepairConfig.from_settings(settings)
+        #: The one embedder of this connection (None: embeddings are off).
+        self.embedder = embedder
+        #: What every write adds so search finds it (embedding, searchable meta terms).
+        self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
+        self._searcher = searching.Searcher(store, embedder)
         #: Counts what serving reads return, off their latency path (shared by siblings).
         self.uses = UseRecorder(
             store,
-            enabled=store.settings.use_recording,
-            flush_s=store.settings.use_flush_s,
-            half_life_s=store.settings.value_half_life_h * 3600.0,
+            enabled=settings.use_recording,
+            flush_s=settings.use_flush_s,
+            half_life_s=settings.value_half_life_h * 3600.0,
         )
         self._owns_store = True
         #: Embeddings of fresh records written just after their commit (None: inline/off).
-        self._backlog = embedding.backlog_for(store)
+        self._backlog = (
+            EmbeddingBacklog(store, embedder, settings.embedding_batch)
+            if embedder is not None and settings.record_embedding == "deferred"
+            else None
+        )
 
     @property
-    def settings(self) -> Settings:
-        return self.store.settings
+    def _writes(self) -> recording.Writes:
+        """What recording writes with: search fields, content cap, the backlog."""
+        return recording.Writes(self.indexing, self.settings.max_content_bytes, self._backlog)
 
     def namespace(self, ns: str) -> MemoryStore:
         """Another namespace over the same connection, operators and configuration (a
@@ -112,7 +151,9 @@ class MemoryStore:
         if ns == self.ns:
             return self
         _check_namespace(ns)
-        sibling = MemoryStore(self.store, ns, self.registry, self.config)
+        sibling = MemoryStore(
+            self.store, ns, self.registry, self.settings, config=self.config, embedder=self.embedder
+        )
         sibling.uses = self.uses
         sibling._owns_store = False
         sibling._backlog = self._backlog  # one writer per connection
@@ -158,7 +199,7 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog)
+        return recording.record(self.store, self.ns, item, writes=self._writes, on_stale=on_stale)
 
     def record_many(
         self,
@@ -194,7 +235,7 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     def import_file(
@@ -206,7 +247,7 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store, self.ns, path, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store, self.ns, path, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     def export_file(
@@ -279,6 +320,7 @@ class MemoryStore:
             self.store,
             self.registry,
             self.config,
+            self.indexing,
             self.event(event),
             selector=selector,
             lam=lam,
@@ -292,7 +334,13 @@ class MemoryStore:
     ) -> list[RepairReport]:
         self._require_embedder()
         return repair.resume(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.indexing,
+            self.ns,
+            event_id,
+            progress=progress,
         )
 
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
@@ -300,7 +348,13 @@ class MemoryStore:
         after installing the tool back-end a migration needed."""
         self._require_embedder()
         return repair.retry(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.indexing,
+            self.ns,
+            event_id,
+            progress=progress,
         )
 
     def update(
@@ -406,6 +460,32 @@ class MemoryStore:
             event_id=event_id,
         )
         return self.event(spec), migration
+
+    def migrate_tool(
+        self,
+        tool: str,
+        new_schema: Any,
+        *,
+        old_schema: Any = None,
+        roots: Sequence[str] | None = None,
+        renames: Mapping[str, str] | None = None,
+        param_renames: Mapping[str, Mapping[str, str]] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[RepairEventSpec, Migration, Plan | RepairReport]:
+        """`tool_migration`, then its plan (`dry_run`) or its repair: MCP's tool_migrated."""
+        spec, migration = self.tool_migration(
+            tool,
+            new_schema,
+            old_schema=old_schema,
+            roots=roots,
+            renames=renames,
+            param_renames=param_renames,
+            reason=reason,
+            event_id=event_id,
+        )
+        return spec, migration, self.plan(spec) if dry_run else self.repair(spec)
 
     def report(self, event_id: str) -> RepairReport:
         return audit.report_of(self.store, self.ns, event_id)
@@ -519,26 +599,56 @@ class MemoryStore:
         """Re-embed the namespace with the configured embedder (after changing the model)
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
         self.flush_embeddings()
-        return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
+        return reindexing.reindex(
+            self.store,
+            self.ns,
+            self.indexing,
+            open_events=events.open_events(self.store, self.ns),
+            force=force,
+            progress=progress,
+        )
+
+    def compact_vector_index(self) -> float:
+        """Rebuild the vector index in one bulk population (after bulk writes: fewer,
+        larger segments answer faster); every namespace's, since the index is shared.
+        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds."""
+        self.flush_embeddings()
+        return reindexing.compact(self.store)
 
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
-        embedding.require_space(self.store, self.ns, embedding.space_of(self.settings))
+        embedding.require_space(self.store, self.ns, self.indexing.space)
 
     # ---- audit ------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
         return retrieving.counts(self.store, self.ns)
 
-    def status(self) -> dict[str, Any]:
-        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
-        return {
+    def status(self, event_id: str | None = None) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`);
+        with `event_id`, that event's cascade by outcome too (under "event")."""
+        data: dict[str, Any] = {
             "namespace": self.ns,
             "server": self.store.uri,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
+        if event_id is not None:
+            data["event"] = {"id": event_id, "sets": self.audit_event(event_id)}
+        return data
+
+    def check(self, erasure_event_id: str | None = None) -> dict[str, Any]:
+        """The barrier invariant (`ok`: nothing served depends on invalidated support);
+        with `erasure_event_id`, also that event's proof that no copy of the erased text
+        is left (`ok` then needs both)."""
+        stale = self.stale_served()
+        data: dict[str, Any] = {"ok": not stale, "stale_served": stale}
+        if erasure_event_id is not None:
+            erasure = self.audit_erasure(erasure_event_id)
+            data["erasure"] = erasure
+            data["ok"] = data["ok"] and bool(erasure["ok"])
+        return data
 
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
@@ -572,6 +682,18 @@ class MemoryStore:
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
 
+    def demo(
+        self,
+        *,
+        keep: bool = False,
+        imported: Callable[[recording.ImportReport], None] = lambda report: None,
+        before: Callable[[str, RepairEventSpec], None] = lambda name, spec: None,
+        after: Callable[[RepairReport, dict[str, Any] | None], None] = lambda r, e: None,
+    ) -> DemoResult:
+        """The included sample memory, repaired event by event (`memorepair demo`); the
+        callbacks narrate as it goes. Clears the namespace first, and after unless `keep`."""
+        return run_demo(self, keep=keep, imported=imported, before=before, after=after)
+
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:
         """Add an operator; `first=True` lets it take precedence over the built-ins."""
@@ -592,6 +714,12 @@ def _check_namespace(namespace: str) -> None:
         )
 
 
+def local_server(settings: Settings | None = None) -> LocalServer:
+    """The local Neo4j server of these settings' state folder (`memorepair neo4j
+    start|stop|status`): `start`, `stop`, `status`, and its Browser."""
+    return LocalServer(settings or load_settings())
+
+
 def purge_local_server(
     settings: Settings | None = None,
     *,
@@ -601,20 +729,60 @@ def purge_local_server(
     """Make the local server's data directory lose the bytes that erasures freed: filler
     over freed store records, transaction logs rotated and pruned, two restarts
     (docs/erasure.md). Refuses while a repair event is open, unless `force`."""
-    return purge.purge(settings or load_settings(), force=force, say=progress)
+    resolved = settings or load_settings()
+    return purge.purge(resolved, lambda: connect(resolved), force=force, say=progress)
 
 
 def open_store(
     ns: str | None = None, settings: Settings | None = None, **overrides: Any
 ) -> MemoryStore:
-    """Connect to the configured Neo4j (or the local server) for one namespace."""
+    """Connect to the configured Neo4j (or the local server) for one namespace.
+
+    The clients are built here, once: the connection (`connect`), the embedder
+    (`embedder_for`; none with MEMOREPAIR_EMBEDDINGS=false) and the operator registry;
+    siblings from `MemoryStore.namespace` share them.
+    """
     resolved = settings or load_settings(**overrides)
     namespace = ns or resolved.namespace
     _check_namespace(namespace)
-    store = Store.connect(resolved)
+    embedder = embedder_for(resolved) if resolved.embeddings else None
+    store = connect(resolved)
     registry = build_registry(OperatorConfig.from_settings(resolved))
     if resolved.sample_tools:
         from memorepair.sample.tools import register_tools
 
         register_tools(registry)
-    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
+    config = RepairConfig.from_settings(resolved)
+    return MemoryStore(store, namespace, registry, resolved, config=config, embedder=embedder)
+
+
+def connect(settings: Settings) -> Store:
+    """A Store on the server NEO4J_URI names, else on the local one (with its password)."""
+    if settings.neo4j_uri is not None:
+        password = settings.neo4j_password
+        auth = (settings.neo4j_username, password.get_secret_value()) if password else None
+        uri, hint = settings.neo4j_uri, "check NEO4J_URI and that the server is up"
+    else:
+        uri, auth = LocalServer(settings).connection()
+        hint = f"run `memorepair neo4j start`; local state {settings.state_dir.resolve()}"
+    return Store.open(
+        uri,
+        auth,
+        database=settings.neo4j_database,
+        batch_size=settings.batch_size,
+        serving_reads=settings.serving_reads,
+        unreachable_hint=hint,
+    )
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The embedder the settings name (MEMOREPAIR_EMBEDDING_*): a new one per call, so
+    build it once and hand it down (`open_store` does)."""
+    key = settings.embedding_api_key
+    return build_embedder(
+        base_url=settings.embedding_base_url,
+        model=settings.embedding_model,
+        api_key=key.get_secret_value() if key else None,
+        dimension=settings.embedding_dimension,
+        batch_size=settings.embedding_batch,
+    )

@@ -36,6 +36,7 @@ LABELS = {
     "Usage",  # use recording (docs/values.md)
     "UsageLog",
     "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 #: Store and transaction methods whose first argument is a query.

@@ -28,6 +28,7 @@ LABELS = {
     "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
     "UsageLog",  # use recording: one per namespace
     "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 
