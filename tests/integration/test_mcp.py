@@ -133,7 +133,7 @@ def test_record_search_plan_forget_status_lineage(memory: MemoryStore) -> None:
     assert plan["would_repair"] == ["sum-ana"] and "hotel" in plan["would_remove"]
     assert out["events_after_plan"] == 0  # a plan writes nothing
     steps = out["frontier"]["frontier"]["steps"]
-    assert "frontier" not in plan and steps[0]["lambda_from"] == 0
+    assert plan["frontier"] is None and steps[0]["lambda_from"] == 0
     assert [s["selected"] for s in steps] == [1, 0] and steps[1]["skips"] == ["sum-ana"]
     assert sum(s["default"] for s in steps) == 1
 
