@@ -79,6 +79,7 @@ def dummy(param: str) -> Any:
         "skip",
         "scan",
         "window",
+        "timeout_s",
     ):
         return 1
     if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
