@@ -383,9 +383,7 @@ def _run(
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     work_s = sum(a.work_s for a in attempts if a.work_s is not None)
     cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
-    return replace(
-        report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof
-    )
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
