@@ -220,7 +220,8 @@ def preview(
     with _gc_paused(), sandbox_session():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
-        built = execution.build_dry(store, registry, spec, family, selected)
+        erased = erasure.planned(store, spec, reached.uids)
+        built = execution.build_dry(store, registry, spec, family, selected, erased=erased)
         attempts = tuple(validation.judge(registry, a) for a in built)
         publishable, outcomes = publication.decide(family, selected, attempts)
         outcomes.sets["published"] = sorted(a.candidate.uid for a in publishable)
@@ -248,8 +249,10 @@ def run(
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
+    retried = store.retried_transactions
     with _gc_paused():
-        return _run(store, registry, config, indexing, spec, lam_, selector_, progress, recorded)
+        report = _run(store, registry, config, indexing, spec, lam_, selector_, progress, recorded)
+    return replace(report, retried=store.retried_transactions - retried)
 
 
 def resume(
@@ -373,13 +376,14 @@ def _run(
             attempts = _validate(store, registry, event, attempts, progress)
     with clock.step("publication"):
         outcomes = _publish(store, event, family, selection, attempts)
+    proof = None
     if spec.erases:
         with clock.step("erasure"):
-            erasure.erase(store, event)
+            proof = erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     work_s = sum(a.work_s for a in attempts if a.work_s is not None)
     cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
-    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -504,6 +508,9 @@ def _execute(
     selection: EventSelection,
     progress: Progress,
 ) -> list[Attempt]:
+    """Stage every selected successor; an erasing event first records the fingerprints of
+    what it erases, which no successor may carry (`erasure.prepare`)."""
+    erased = erasure.prepare(store, event) if event.spec.erases else None
     attempts = execution.stage(
         store,
         registry,
@@ -514,6 +521,7 @@ def _execute(
         checkpoint=event.checkpoint,
         indexing=indexing,
         judge=partial(validation.judge, registry),
+        erased=erased,
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts

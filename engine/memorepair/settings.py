@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
+import platformdirs
 from dotenv import dotenv_values
 from pydantic import (
     AliasChoices,
@@ -80,6 +81,12 @@ UNITS: dict[str, str] = {
     "max_content_bytes": "bytes",
 }
 
+
+def default_state_dir() -> Path:
+    """The per-user state folder (`~/.local/share/memorepair` on Linux, by XDG rules)."""
+    return Path(platformdirs.user_data_dir("memorepair", appauthor=False))
+
+
 _URI_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
 
 
@@ -111,7 +118,10 @@ class Settings(BaseSettings):
     namespace: str = Field(default="default", pattern=NS_PATTERN)
 
     # --- the local server (used when no NEO4J_URI is set) ---------------------------------
-    state_dir: Path = Path(".memorepair")
+    #: Jars, data, logs and password of the local server: one per user by default (the
+    #: platform's per-user data folder), so every working folder, an MCP host and an app
+    #: reach the same server. The checkout's `make` names its own `.memorepair`.
+    state_dir: Path = Field(default_factory=lambda: default_state_dir())
     #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `local/releases.py`.
     neo4j_version: str = Field(default="5.26.30", pattern=r"^\d+\.\d+\.\d+$")
     bolt_port: int = Field(default=7687, ge=1024, le=65535)
@@ -281,7 +291,7 @@ class RepairConfig:
     half_life_s: float = Settings.model_fields["value_half_life_h"].default * 3600.0
     warmup_s: float = Settings.model_fields["value_warmup_h"].default * 3600.0
     #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
-    state_dir: Path = Path(".memorepair")
+    state_dir: Path = field(default_factory=lambda: default_state_dir())
 
     @classmethod
     def from_settings(cls, settings: Settings) -> RepairConfig:
@@ -466,6 +476,54 @@ def describe(
         value = _shown(getattr(settings, name))
         rows.append(SettingSource(name, names[0], value, source, UNITS.get(name, "")))
     return rows
+
+
+#: Settings that hold secrets: `connection_env` names them, never prints them.
+SECRET_FIELDS = frozenset(("neo4j_password", "llm_api_key", "embedding_api_key"))
+#: Settings given elsewhere than in the environment it describes (the command's `--ns`).
+_NOT_CARRIED = frozenset(("namespace",))
+
+
+def connection_env(
+    settings: Settings, env_file: Path | None = None
+) -> tuple[dict[str, str], list[str]]:
+    """The environment another process needs to reach the same memory with the same
+    settings (an MCP host's child, started from any folder with little of this shell's
+    environment), and notes for the operator.
+
+    Every setting this environment sets is carried as it was given (paths made absolute),
+    the env file as an absolute path, and for the local server its state folder and Bolt
+    port always. A secret set in the environment is never printed: its variable gets a
+    placeholder and a note says what to do (an env file keeps it out of the config)."""
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    for row in describe(settings, env_file):
+        if row.source != "environment" or row.field in _NOT_CARRIED:
+            continue
+        variable = next(n for n in _names(row.field) if n in os.environ or n.upper() in os.environ)
+        if row.field in SECRET_FIELDS:
+            env[variable] = f"<your {variable}>"
+            notes.append(
+                f"{variable} is set here and not printed: put its value in the config, or "
+                "name an env file that holds it (MEMOREPAIR_ENV_FILE, mode 0600)"
+            )
+        else:
+            value = os.environ.get(variable, os.environ.get(variable.upper(), ""))
+            env[variable] = (
+                str(Path(value).expanduser().absolute())
+                if row.field
+                in (
+                    "state_dir",
+                    "java_home",
+                )
+                else value
+            )
+    if env_file is not None:
+        env[ENV_FILE_VARIABLE] = str(env_file.expanduser().absolute())
+    if settings.uses_local_server:
+        env["MEMOREPAIR_STATE_DIR"] = str(settings.state_dir.expanduser().absolute())
+        env["MEMOREPAIR_BOLT_PORT"] = str(settings.bolt_port)
+    return dict(sorted(env.items())), notes
 
 
 def _names(field: str) -> list[str]:

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -345,3 +346,38 @@ def test_streamable_http_on_loopback(memory: MemoryStore) -> None:
         proc.wait(timeout=30)
     assert names == TOOLS
     assert got["found"] is True and got["artifact"]["pin"] == "fact@1"
+
+
+def test_the_printed_host_config_starts_the_server_from_an_empty_folder(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    """What `memorepair mcp --print-config` prints, pasted into a host's configuration,
+    works as written: the SDK's stdio client starts it from an empty folder with only the
+    host's default environment plus the entry's `env`, as MCP hosts do."""
+    printed = subprocess.run(
+        [_command(), "--ns", memory.ns, "mcp", "--print-config"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)["mcpServers"]["memory"]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"] == ["--ns", memory.ns, "mcp"]
+    host = tmp_path / "host"
+    host.mkdir()
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=host
+    )
+
+    async def main() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "memory_record", uid="pref", content=PREF)
+            return await call(session, "memory_get", uid="pref")
+
+    got = asyncio.run(main())
+    assert got["found"] is True and got["artifact"]["content"] == PREF
+    assert [a.uid for a in memory.retrieve(uid="pref")] == ["pref"]
+    assert list(host.iterdir()) == []  # nothing written where the host started it
