@@ -1,5 +1,5 @@
 // Every version of one artifact, oldest first: visibility, the inputs it was built from,
-// and the events that withdrew, staged or published it.
+// and the events that withdrew (none: an empty list), staged or published it.
 // Browser: :param ns => 'default'; :param uid => 'summary-trip'
 // mode: read
 // params: $ns, $uid
@@ -7,7 +7,9 @@ MATCH (a:Artifact {key: $ns + '/' + $uid})
 OPTIONAL MATCH (i)-[:INFLUENCES]->(a)
 WITH a, collect(i.uid + '@' + toString(i.version)) AS inputs
 OPTIONAL MATCH (e:RepairEvent)-[w:WITHDREW]->(a)
-WITH a, inputs, collect({event: e.id, outcome: w.outcome, mode: w.mode}) AS withdrawn_by
+WITH a, inputs,
+     collect(CASE WHEN e IS NOT NULL
+                  THEN {event: e.id, outcome: w.outcome, mode: w.mode} END) AS withdrawn_by
 OPTIONAL MATCH (p:RepairEvent)-[:PUBLISHED]->(a)
 RETURN a.version AS version,
        coalesce([l IN labels(a)

@@ -1,7 +1,8 @@
 // Versions of a namespace a killed process left without their deferred embedding (still
 // served, no vector, not erased), and superseded versions still holding one (the writer
 // moves or drops those just after publication): what `resume` queues again. `reuse`: the
-// content is the superseded predecessor's, whose vector can be copied. A scan of the
+// content is the superseded predecessor's, whose vector can be copied; `meta`: the caller
+// skips versions never embedded (`memorepair_embed: false`). A scan of the
 // namespace's versions: `resume` runs it once, after the events it completes.
 // mode: read
 // params: $ns
@@ -13,4 +14,4 @@ OPTIONAL MATCH (next:Artifact)-[:SUPERSEDES]->(a)
 WITH CASE WHEN a:Live THEN a ELSE next END AS new, CASE WHEN a:Live THEN old ELSE a END AS old
 WHERE new IS NOT NULL
 RETURN collect(DISTINCT {vid: new.vid, content: new.content,
-                         reuse: old IS NOT NULL AND old.content = new.content}) AS rows
+                         reuse: old IS NOT NULL AND old.content = new.content, meta: new.meta}) AS rows

@@ -8,7 +8,8 @@
 // nothing. Rows carry what a staging row carries (execution.stage_rows). `$deferred`:
 // the embedding writer adds the successor's vector just after this commit and drops the
 // predecessor's (search keeps `Live` only); else the row carries it and the
-// predecessor's goes now.
+// predecessor's goes now, as it does for a successor never embedded (`row.embeds` false:
+// meta `memorepair_embed: false`).
 // mode: write
 // params: $event_key, $rows, $deferred
 MATCH (e:RepairEvent {key: $event_key})
@@ -19,7 +20,7 @@ WHERE existing IS NULL
 MATCH (old:Artifact {vid: row.old_vid})
 REMOVE old:Head, old:Withdrawn, old:Live
 SET old:Superseded
-FOREACH (_ IN CASE WHEN $deferred THEN [] ELSE [1] END |
+FOREACH (_ IN CASE WHEN $deferred AND row.embeds THEN [] ELSE [1] END |
   REMOVE old.embedding, old.embedding_model, old.embedding_dim)
 CREATE (new:Artifact:Head:Live {vid: row.vid, key: old.key, ns: old.ns, uid: old.uid,
         version: row.version, kind: old.kind, arch: old.arch, value: old.value,

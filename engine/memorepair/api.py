@@ -33,7 +33,14 @@ from memorepair import (
 from memorepair import changes as specs
 from memorepair.changes import EventLike
 from memorepair.codec import canonical_json
-from memorepair.embedding import Embedder, EmbeddingBacklog, Indexing, build_embedder
+from memorepair.embedding import (
+    EMBED_META,
+    Embedder,
+    EmbeddingBacklog,
+    Indexing,
+    build_embedder,
+    embeds,
+)
 from memorepair.errors import InputError
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
@@ -68,6 +75,7 @@ from memorepair.toolschema import Migration
 #: here (or from `errors`, `model`, `settings`), never from the modules below.
 __all__ = [
     "DEMO_NAMESPACE",
+    "EMBED_META",
     "SEARCH_MAX_K",
     "DemoResult",
     "EventLike",
@@ -84,6 +92,7 @@ __all__ = [
     "canonical_json",
     "connect",
     "embedder_for",
+    "embeds",
     "local_server",
     "open_store",
     "purge_local_server",
@@ -232,14 +241,21 @@ class MemoryStore:
         *,
         on_stale: OnStale = "withdraw",
     ) -> recording.ImportReport:
+        """Artifacts and edges already parsed, with `import`'s rules: a uid given twice is
+        refused (naming both items, counted from 1) before anything is written."""
         artifacts: list[ArtifactIn] = []
         edges: list[EdgeIn] = []
-        for item in items:
-            if isinstance(item, ArtifactIn):
-                artifacts.append(item)
-            else:
+        lines: dict[str, int] = {}
+        for number, item in enumerate(items, start=1):
+            if not isinstance(item, ArtifactIn):
                 edges.append(item)
-        lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
+                continue
+            if item.uid in lines:
+                raise InputError(
+                    f"item {number}: uid {item.uid!r} is already item {lines[item.uid]}"
+                )
+            lines[item.uid] = number
+            artifacts.append(item)
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
             self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
@@ -625,6 +641,13 @@ class MemoryStore:
             progress=progress,
         )
 
+    def compact_vector_index(self) -> float:
+        """Rebuild the vector index in one bulk population (after bulk writes: fewer,
+        larger segments answer faster); every namespace's, since the index is shared.
+        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds."""
+        self.flush_embeddings()
+        return reindexing.compact(self.store)
+
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
@@ -695,14 +718,17 @@ class MemoryStore:
     def demo(
         self,
         *,
-        keep: bool = False,
+        clear_after: bool = False,
         imported: Callable[[recording.ImportReport], None] = lambda report: None,
         before: Callable[[str, RepairEventSpec], None] = lambda name, spec: None,
         after: Callable[[RepairReport, dict[str, Any] | None], None] = lambda r, e: None,
     ) -> DemoResult:
         """The included sample memory, repaired event by event (`memorepair demo`); the
-        callbacks narrate as it goes. Clears the namespace first, and after unless `keep`."""
-        return run_demo(self, keep=keep, imported=imported, before=before, after=after)
+        callbacks narrate as it goes. Clears the namespace first (what a previous demo
+        left there); the memory stays for the audit commands unless `clear_after`."""
+        return run_demo(
+            self, clear_after=clear_after, imported=imported, before=before, after=after
+        )
 
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:

@@ -7,9 +7,9 @@ the same trail, so a report never says more than an auditor can check.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
+from memorepair import erasure as erasure_step
 from memorepair import queries
 from memorepair.errors import InputError
 from memorepair.events import RepairReport, record
@@ -24,8 +24,6 @@ LINEAGE = queries.named("audit/lineage")
 STALE_SERVED = queries.named("audit/stale_served")
 STILL_WITHDRAWN = queries.named("audit/still_withdrawn")
 ERASURE = queries.named("audit/erasure")
-SCAN_ARTIFACTS = queries.named("audit/scan_artifacts")
-SCAN_EVENTS = queries.named("audit/scan_events")
 
 
 def events(store: Store, ns: str) -> list[dict[str, Any]]:
@@ -108,8 +106,7 @@ def erasure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
             f"event {event_id!r} erased nothing: only a delete (or a correct with erase: true) "
             "erases, once its repair completes (`memorepair resume` finishes it)"
         )
-    matcher = Matcher.of(prints)
-    copies, scanned = _scan(store, ns, matcher)
+    copies, scanned = erasure_step.scan(store, ns, Matcher.of(prints))
     return {
         **record,
         "fingerprints": len(prints),
@@ -117,37 +114,3 @@ def erasure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
         "copies": copies,
         "ok": not copies,
     }
-
-
-def _scan(store: Store, ns: str, matcher: Matcher) -> tuple[list[dict[str, Any]], dict[str, int]]:
-    copies: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    scanned = {"nodes": 0, "relationships": 0}
-    for row in [*store.read(SCAN_EVENTS, ns=ns), *_artifact_pages(store, ns)]:
-        scanned["nodes"] += 1
-        copies += _copies(row["id"], "/".join(row["labels"]), row["props"], matcher)
-        for rel in row["rels"]:
-            if rel["id"] is None or rel["id"] in seen:
-                continue
-            seen.add(rel["id"])
-            scanned["relationships"] += 1
-            copies += _copies(f"{rel['type']} of {row['id']}", rel["type"], rel["props"], matcher)
-    return copies, scanned
-
-
-def _artifact_pages(store: Store, ns: str) -> Iterator[dict[str, Any]]:
-    after = ""
-    while True:
-        page = store.read(SCAN_ARTIFACTS, ns=ns, after=after, limit=store.batch_size)
-        yield from page
-        if len(page) < store.batch_size:
-            return
-        after = page[-1]["id"]
-
-
-def _copies(where: str, kind: str, props: dict[str, Any], matcher: Matcher) -> list[dict[str, Any]]:
-    return [
-        {"where": where, "labels": kind, "property": name}
-        for name, value in sorted(props.items())
-        if isinstance(value, str | list | dict) and matcher.hits(value)
-    ]

@@ -223,7 +223,8 @@ def config_show(as_json: bool) -> None:
             click.echo("note: ./.env is not read; pass --env-file .env if you trust it")
         for row in rows:
             value = json.dumps(row["value"], default=str)
-            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}")
+            unit = f"  [{row['unit']}]" if row["unit"] else ""
+            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}{unit}")
 
     _emit(data, as_json, human)
 
@@ -257,7 +258,8 @@ def neo4j() -> None:
 
     Used whenever NEO4J_URI is not set. Bolt listens on 127.0.0.1:MEMOREPAIR_BOLT_PORT
     (7687); data, logs and the generated password (mode 0600) live under
-    MEMOREPAIR_STATE_DIR/neo4j (./.memorepair/neo4j).
+    MEMOREPAIR_STATE_DIR/neo4j, by default in the per-user data folder
+    (~/.local/share/memorepair/neo4j on Linux), the same from every working folder.
     """
 
 
@@ -316,20 +318,31 @@ def neo4j_stop(as_json: bool) -> None:
 @neo4j.command("status")
 @JSON_OPTION
 def neo4j_status(as_json: bool) -> None:
-    """Whether the local server runs, its pid, URI and data folder (exit 3 if stopped)."""
+    """Whether the local server runs, its pid, URI and state folder (exit 3 if not).
+
+    The state folder is MEMOREPAIR_STATE_DIR, by default the per-user data folder. When
+    this folder has no server running but its port answers, says what answers instead of
+    "stopped": the server of another state folder (named, with the setting that reaches
+    it) or another process.
+    """
     from memorepair.api import local_server
 
     status = local_server(_settings()).status()
-    _emit(
-        status.as_dict(),
-        as_json,
-        lambda: click.echo(
+    holder = status.port_holder
+
+    def human() -> None:
+        if holder is not None and holder.state_dir is not None:
+            click.echo(f"no server runs in state folder {status.state_dir}; {holder.describe()}")
+            return
+        click.echo(
             f"{'running' if status.running else 'stopped'}  {status.uri}  Neo4j {status.version}  "
-            f"home {status.home}"
+            f"state {status.state_dir}"
             + (f"  pid {status.pid}" if status.pid else "")
             + (f"\nNeo4j Browser: {status.browser}" if status.browser else "")
-        ),
-    )
+            + (f"\n{holder.describe()}" if holder else "")
+        )
+
+    _emit(status.as_dict(), as_json, human)
     if not status.running:
         sys.exit(3)
 
@@ -555,7 +568,9 @@ _LAMBDA = click.option(
     "lam",
     type=float,
     default=None,
-    help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].",
+    help="Lambda in max sum(w - lambda*c), in reads per second of repair (w in reads, c in "
+    "seconds; 1/lambda: seconds one read is worth). Overrides the event file's lambda, "
+    "else MEMOREPAIR_LAMBDA (60).",
 )
 
 
@@ -569,6 +584,13 @@ _LAMBDA = click.option(
     help="Also build and validate the selected successors in memory and show each "
     "artifact's content change, and what would stay withdrawn and why.",
 )
+@click.option(
+    "--frontier",
+    is_flag=True,
+    help="Show the exact trade-off over lambda instead of the candidate list: every "
+    "selection the min-cut makes as lambda grows, where it changes, its value (reads) and "
+    "cost (seconds) and what each step skips; the step the plan's lambda is in is marked.",
+)
 @JSON_OPTION
 @click.pass_context
 def plan_cmd(
@@ -577,6 +599,7 @@ def plan_cmd(
     selector: Selector | None,
     lam: float | None,
     diff: bool,
+    frontier: bool,
     as_json: bool,
 ) -> None:
     """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing.
@@ -590,9 +613,15 @@ def plan_cmd(
         if diff:
             data = memory.plan_diff(event, lam=lam, selector=selector)
         else:
-            data = memory.plan(event, lam=lam, selector=selector).as_dict()
+            planned = memory.plan(event, lam=lam, selector=selector)
+            data = planned.as_dict()
+            if frontier:
+                data["frontier"] = planned.frontier()
 
     def human() -> None:
+        if frontier and not diff:
+            _print_frontier(data)
+            return
         _print_plan(data)
         if diff:
             _print_diff(data["diff"])
@@ -616,6 +645,53 @@ def _print_plan(data: dict[str, Any]) -> None:
         f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
         f"{data['repair_all_cost']:g}"
     )
+
+
+def _print_frontier(data: dict[str, Any]) -> None:
+    front = data["frontier"]
+    click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
+    click.echo(
+        f"cascade: {len(data['cascade'])} artifacts would be withdrawn; {front['runnable']} "
+        f"candidates can run (Repair-all: value {front['repair_all_value']:.4g} reads, cost "
+        f"{front['repair_all_cost']:.4g} s)"
+    )
+    click.echo(
+        "frontier over lambda, in reads per second of repair (s/read = 1/lambda, the "
+        "seconds of repair one read is worth);\neach step holds from its lambda up to the "
+        "next step's:"
+    )
+    click.echo(
+        f"    {'lambda':>10} {'s/read':>8} {'repairs':>9} {'recovered':>9} "
+        f"{'value (reads)':>17} {'cost (s)':>17}  skips (besides the step above's)"
+    )
+    for step in front["steps"]:
+        mark = "*" if step["default"] else " "
+        lam = step["lambda_from"]
+        per_read = f"{1 / lam:.3g}" if lam > 0 else "inf"
+        value = f"{step['value']:.4g} ({_share(step['value_share'])})"
+        cost = f"{step['cost']:.4g} ({_share(step['cost_share'])})"
+        recovered = _share(step["recovered"])
+        skips = _skipped(step["skips"])
+        click.echo(
+            f"  {mark} {lam:>10.4g} {per_read:>8} {step['selected']:>9} {recovered:>9} "
+            f"{value:>17} {cost:>17}  {skips}"
+        )
+    click.echo(
+        f"* the plan's lambda: {front['lambda']:g} ({1 / front['lambda']:.3g} s per read)"
+        if front["lambda"] > 0
+        else "* the plan's lambda: 0 (cost is no object)"
+    )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _skipped(uids: list[str], shown: int = 3) -> str:
+    if not uids:
+        return "-"
+    more = f" (+{len(uids) - shown})" if len(uids) > shown else ""
+    return ", ".join(uids[:shown]) + more
 
 
 #: How `plan --diff` marks each outcome, terraform-style, and its colour on a terminal.
@@ -751,18 +827,53 @@ def _event_file(name: str) -> Path:
 #: Exit status of a repair that completed but left candidates failed or blocked: their
 #: artifacts stay withdrawn until `memorepair retry EVENT` (or a new event) repairs them.
 STRANDED_EXIT = 5
+#: Exit status of an erasing event whose closing scan found a copy of the erased text
+#: that no repair reaches (the same status `audit erasure` exits with).
+COPIES_EXIT = 4
 
 
 def _finish(reports: list[RepairReport], as_json: bool) -> None:
-    """Exit STRANDED_EXIT when any report left candidates failed or blocked, naming them."""
+    """Exit COPIES_EXIT when an erasure found copies left, else STRANDED_EXIT when any
+    report left candidates failed or blocked; both are named on stderr."""
+    copies = _copies_left(reports, as_json)
+    stranded = _stranded(reports, as_json)
+    if copies or stranded:
+        sys.exit(COPIES_EXIT if copies else STRANDED_EXIT)
+
+
+def _copies_left(reports: list[RepairReport], as_json: bool) -> bool:
+    """Name the copies of erased text each erasing event found and could not reach."""
+    left = [r for r in reports if r.erasure is not None and not r.erasure["ok"]]
+    if as_json:
+        return bool(left)
+    for report in left:
+        proof = report.erasure or {}
+        click.echo(
+            f"event {report.event} stays open: its erasure scan found "
+            f"{proof['erasure_copies']} copies of the erased text that no repair of it "
+            "reaches (artifacts that quote the text without deriving from it):",
+            err=True,
+        )
+        for copy in proof["copies"]:
+            click.echo(f"  {copy['where']} ({copy['labels']}): {copy['property']}", err=True)
+        if proof["erasure_copies"] > len(proof["copies"]):
+            click.echo(f"  ... (`memorepair audit erasure {report.event}` lists all)", err=True)
+        click.echo(
+            "delete them (a delete event) or correct them with `memorepair update UID "
+            f"--content ... --erase`, then: memorepair resume {report.event}",
+            err=True,
+        )
+    return bool(left)
+
+
+def _stranded(reports: list[RepairReport], as_json: bool) -> bool:
+    """Name the candidates any report left failed or blocked (True: there are some)."""
     stranded = [
         (report.event, s["outcome"], s["uid"], s["detail"])
         for report in reports
         for s in report.stranded
     ]
-    if not stranded:
-        return
-    if not as_json:
+    if stranded and not as_json:
         click.echo(f"{len(stranded)} artifact(s) stay withdrawn, not repaired:", err=True)
         for event, outcome, uid, why in stranded[:20]:
             click.echo(f"  {uid} ({outcome} in {event}): {why}", err=True)
@@ -770,7 +881,7 @@ def _finish(reports: list[RepairReport], as_json: bool) -> None:
             click.echo(f"  ... and {len(stranded) - 20} more (`memorepair status`)", err=True)
         events = ", ".join(sorted({e for e, *_ in stranded}))
         click.echo(f"fix the cause, then: memorepair retry {events}", err=True)
-    sys.exit(STRANDED_EXIT)
+    return bool(stranded)
 
 
 def _print_report(data: dict[str, Any]) -> None:
@@ -1031,11 +1142,28 @@ def search_cmd(
 
 @cli.command("reindex")
 @click.option("--force", is_flag=True, help="Re-embed every version, even of the same model.")
+@click.option(
+    "--compact",
+    is_flag=True,
+    help="Only rebuild the vector index in one bulk population (after bulk writes, e.g. an "
+    "import: queries get faster); nothing is re-embedded. The index is shared, so every "
+    "namespace's; vector search stays exact meanwhile, only slower.",
+)
 @JSON_OPTION
 @click.pass_context
-def reindex_cmd(ctx: click.Context, force: bool, as_json: bool) -> None:
+def reindex_cmd(ctx: click.Context, force: bool, compact: bool, as_json: bool) -> None:
     """Re-embed the namespace with the configured embedder (after changing the model) and
-    rewrite its searchable meta terms; search refuses meanwhile."""
+    rewrite its searchable meta terms; search refuses meanwhile. With --compact, rebuild
+    the vector index instead."""
+    if compact:
+        with _memory(ctx) as memory:
+            seconds = memory.compact_vector_index()
+        _emit(
+            {"compacted": "artifact_embedding", "seconds": seconds},
+            as_json,
+            lambda: click.echo(f"rebuilt the vector index in {seconds:.1f}s"),
+        )
+        return
     progress = _Progress(quiet=as_json)
     with _memory(ctx) as memory:
         report = memory.reindex(force=force, progress=lambda d, t: progress("reindex", d, t))
@@ -1224,15 +1352,27 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
     show_default=True,
     help="The port --http listens on (127.0.0.1 only).",
 )
+@click.option(
+    "--print-config",
+    is_flag=True,
+    help="Print the `mcpServers` entry a host needs to start this server from any folder "
+    "(absolute command, --ns, and the settings of this environment), and exit.",
+)
 @click.pass_context
-def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
+def mcp_cmd(ctx: click.Context, http: bool, port: int, print_config: bool) -> None:
     """Serve the memory to MCP clients: stdio, or --http at http://127.0.0.1:PORT/mcp.
 
     Tools: memory_search, memory_get, memory_record, memory_update, memory_forget,
     memory_correct, tool_register, tool_migrated, repair_plan, repair_status,
     memory_lineage, audit_check; each takes a namespace (default --ns). Needs the mcp
     extra (pip install 'memorepair[mcp]'). docs/agents.md shows an agent using it.
+
+    \b
+    memorepair --ns team-a mcp --print-config   # paste into the host's configuration
     """
+    if print_config:
+        _print_mcp_config(ctx.obj.get("ns"))
+        return
     try:
         from memorepair.integrations import mcp as server
     except ImportError as exc:
@@ -1240,6 +1380,46 @@ def mcp_cmd(ctx: click.Context, http: bool, port: int) -> None:
             f"`memorepair mcp` needs the mcp extra ({exc}): pip install 'memorepair[mcp]'"
         ) from exc
     server.serve(_settings(), ns=ctx.obj.get("ns"), http=http, port=port)
+
+
+def _print_mcp_config(ns: str | None) -> None:
+    """An MCP host's `mcpServers` entry that starts this very server, wherever it runs."""
+    from memorepair.settings import chosen_env_file, connection_env
+
+    env_file = chosen_env_file(_env_file())
+    settings = load_settings(env_file=env_file)
+    env, notes = connection_env(settings, env_file)
+    if settings.uses_local_server:  # no server here, but one answers on the port: that one
+        from memorepair.api import local_server
+
+        holder = local_server(settings).port_holder()
+        if holder is not None and holder.state_dir is not None:
+            env["MEMOREPAIR_STATE_DIR"] = str(holder.state_dir)
+            notes.append(
+                f"no server runs in {settings.state_dir}; the entry names the one that "
+                f"answers on port {holder.port}, in {holder.state_dir}"
+            )
+    command, *prefix = this_command()
+    entry = {
+        "command": command,
+        "args": [*prefix, "--ns", ns or settings.namespace, "mcp"],
+        "env": env,
+    }
+    click.echo(json.dumps({"mcpServers": {"memory": entry}}, indent=2))
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
+
+
+def this_command() -> list[str]:
+    """How another process starts this `memorepair`, from any folder: the absolute path
+    of the installed script (a host does not share this shell's PATH or virtualenv)."""
+    script = Path(sys.argv[0])
+    if script.name == "memorepair" and script.is_file():
+        return [str(script.absolute())]
+    beside = Path(sys.executable).parent / "memorepair"
+    if beside.is_file():
+        return [str(beside.absolute())]
+    return [str(Path(sys.executable).absolute()), "-m", "memorepair.cli"]
 
 
 # ---- the demo ----------------------------------------------------------------------------
@@ -1276,17 +1456,21 @@ class _DemoNarrator:
 
 
 @cli.command("demo")
-@click.option("--keep", is_flag=True, help="Keep the demo namespace's data afterwards.")
+@click.option(
+    "--clear", is_flag=True, help="Clear the namespace afterwards (default: keep it to look at)."
+)
 @JSON_OPTION
 @click.pass_context
-def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
+def demo(ctx: click.Context, clear: bool, as_json: bool) -> None:
     """Repair the included sample memory: one delete, one correct, one migrate event.
 
     Loads a small travel agent's memory (records, tool-call caches, summaries, prompt,
-    chain and neural skills) into the namespace 'demo' (or --ns, which must be empty:
-    the demo clears its namespace first), then fires the three
-    sample events in turn and prints what each withdrew, republished and removed, and its
-    cost against Repair-all. Ends with the barrier check over the whole namespace.
+    chain and neural skills) into the namespace 'demo' (or --ns, which must be empty or
+    hold a previous demo's memory: the demo clears its namespace first), then fires the
+    three sample events in turn and prints what each withdrew, republished and removed,
+    and its cost against Repair-all. Ends with the barrier check over the whole namespace
+    and the exact commands that show the result (the audit trail, the erasure proof, the
+    cascade as a page); the memory stays in the namespace until the next demo run.
     """
     from memorepair.api import DEMO_NAMESPACE
 
@@ -1294,17 +1478,21 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     with _memory(ctx) as memory:
         narrator = _DemoNarrator(memory, quiet=as_json)
         result = memory.demo(
-            keep=keep,
+            clear_after=clear,
             imported=narrator.imported,
             before=narrator.before,
             after=narrator.after,
         )
+        ns, settings = memory.ns, memory.settings
     stale, counts = result.stale_served, result.artifacts
+    steps = [] if clear else _demo_next_steps(settings, ns)
     data = {
+        "namespace": ns,
         "events": [r.as_dict() for r in result.reports],
         "erasures": result.erasures,
         "stale_served": stale,
         "artifacts": counts,
+        "next_steps": [command for command, _ in steps],
     }
 
     def human() -> None:
@@ -1317,10 +1505,57 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
                 else f"FAILED: {len(stale)} stale artifacts"
             )
         )
+        if steps:
+            click.echo(
+                f"\nThe demo's memory stays in namespace '{ns}' until the next demo. "
+                "Look at it (each command runs from any folder):"
+            )
+            for command, why in steps:
+                click.echo(f"  {command}\n      # {why}")
 
     _emit(data, as_json, human)
     if stale:
         sys.exit(4)
+
+
+def _demo_next_steps(settings: Settings, ns: str) -> list[tuple[str, str]]:
+    """The commands that show what the demo did, exactly as a shell runs them: the
+    absolute command, the settings that reach this server (when they differ from a bare
+    shell's) and the demo's namespace."""
+    import shlex
+
+    from memorepair.settings import chosen_env_file, connection_env, default_state_dir
+
+    env, _ = connection_env(settings, chosen_env_file(_env_file()))
+    bare = {
+        "MEMOREPAIR_STATE_DIR": str(default_state_dir().absolute()),
+        "MEMOREPAIR_BOLT_PORT": str(Settings.model_fields["bolt_port"].default),
+    }
+    prefix = [
+        f"{key}={shlex.quote(value)}"
+        for key, value in env.items()
+        if bare.get(key) != value and not value.startswith("<your ")
+    ]
+    run = " ".join([*prefix, *map(shlex.quote, this_command()), "--ns", shlex.quote(ns)])
+    page = Path.cwd() / "cascade-sample-delete-hotel.html"
+    return [
+        (
+            f"{run} audit erasure sample-delete-hotel",
+            "the delete's erasure record, and the proof that no copy of the deleted text is left",
+        ),
+        (
+            f"{run} show sample-delete-hotel -o {shlex.quote(str(page))}",
+            f"the delete's cascade as a page; then open {page.as_uri()}",
+        ),
+        (
+            f"{run} audit lineage sum-zurich",
+            "every version of the Zurich summary and the events that rebuilt it",
+        ),
+        (
+            f"{run} search 'hotel in Zurich' -k 3",
+            "what an agent finds now: served versions only",
+        ),
+    ]
 
 
 def main() -> None:

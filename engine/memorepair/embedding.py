@@ -37,6 +37,18 @@ GET_SPACE = queries.named("embedding/get_space")
 MARK_SPACE_STALE = queries.named("embedding/mark_space_stale")
 
 Vector = list[float]
+
+#: Meta `{"memorepair_embed": false}`: the version is never embedded, nor are its
+#: successors (which keep the meta). Search finds it by words only; the LangGraph store's
+#: `put(..., index=False)` sets it.
+EMBED_META = "memorepair_embed"
+
+
+def embeds(meta: Mapping[str, Any] | None) -> bool:
+    """Whether a version with this meta is embedded (all are, unless meta says not)."""
+    return not (meta and meta.get(EMBED_META) is False)
+
+
 #: `(url, payload, headers, timeout_s) -> response body`: the HTTP seam.
 Transport = Callable[[str, Mapping[str, Any], Mapping[str, str], float], str]
 
@@ -327,13 +339,15 @@ def searchable(
     embedder = indexing.embedder if embed else None
 
     def prepare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        wanted = []
         for row in rows:
-            meta = row.get("meta")
-            row["meta_terms"] = meta_terms(json.loads(meta) if meta else None, fields)
-        if embedder is not None:
-            return embed_rows(embedder, rows)
-        for row in rows:
+            meta = json.loads(row["meta"]) if row.get("meta") else None
+            row["meta_terms"] = meta_terms(meta, fields)
             row["embedding"] = row["embedding_model"] = row["embedding_dim"] = None
+            if embeds(meta):
+                wanted.append(row)
+        if embedder is not None and wanted:
+            embed_rows(embedder, wanted)
         return rows
 
     return prepare
@@ -502,7 +516,13 @@ class EmbeddingBacklog:
 
     def flush(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Wait until every version queued before this call has its embedding written;
-        `progress(written, of)` hears how far it got about twice a second."""
+        `progress(written, of)` hears how far it got about twice a second.
+
+        Free when nothing is pending (every search calls it): no lock, no wake-up of the
+        writer. The two counters only grow, and an `add` that returned before this call
+        has already raised `_queued`."""
+        if self._done >= self._queued:
+            return
         with self._changed:
             target = self._queued
             first = self._done
@@ -577,7 +597,11 @@ def unindexed(store: Store, ns: str) -> list[Pending]:
     without their deferred embedding, and the successors of superseded versions still
     holding a vector (the writer copies or drops it). `resume` queues them again."""
     (found,) = store.read(UNINDEXED_VERSIONS, ns=ns)
-    return [Pending(ns, r["vid"], r["content"], reuse=r["reuse"]) for r in found["rows"]]
+    return [
+        Pending(ns, r["vid"], r["content"], reuse=r["reuse"])
+        for r in found["rows"]
+        if embeds(json.loads(r["meta"]) if r["meta"] else None)
+    ]
 
 
 def write_embeddings(store: Store, embedder: Embedder, pending: Sequence[Pending]) -> int:

@@ -81,6 +81,17 @@ class RepairReport:
     seconds: dict[str, float] = field(default_factory=dict)
     details: dict[str, str] = field(default_factory=dict)
     resumed_from: str | None = None
+    #: Measured seconds of this run's builds and validations (the operators' work; what
+    #: a resumed run reused from an interrupted one is not in it), and their CPU seconds
+    #: (sandboxed jobs included): the same work, free of the machine's load.
+    work_s: float = 0.0
+    work_cpu_s: float = 0.0
+    #: Transactions the driver ran again after a transient error (a deadlock between
+    #: writers, say) while this run went on; each succeeded, or the run failed.
+    retried: int = 0
+    #: An erasing event's closing scan: `ok`, the `copies` left (where, which property)
+    #: and what was `scanned`; while a copy is left the event stays open.
+    erasure: dict[str, Any] | None = None
 
     @property
     def published(self) -> list[str]:
@@ -116,8 +127,12 @@ class RepairReport:
             "normalised_cost": self.cost / self.repair_all_cost if self.repair_all_cost else 0.0,
             "backend": self.backend,
             "seconds": self.seconds,
+            "work_s": self.work_s,
+            "work_cpu_s": self.work_cpu_s,
             "details": self.details,
             "resumed_from": self.resumed_from,
+            "retried_transactions": self.retried,
+            "erasure": self.erasure,
         }
 
 
@@ -179,6 +194,12 @@ class Event:
         """Record a phase after a step whose re-run is harmless (unless already recorded)."""
         if not self.reached(phase) or self.status != status:
             self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
+
+    def note(self, figures: Mapping[str, Any]) -> None:
+        """Record figures on the event without advancing its phase or status (an erasure
+        that found copies it cannot reach stays open)."""
+        phase, status = self.phase, self.status
+        self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
 
     def refuse(self, error: InputError) -> None:
         """The barrier refused the event before withdrawing anything: the id stays free."""

@@ -19,6 +19,7 @@ from memorepair import queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json, stored_json
 from memorepair.errors import some
+from memorepair.fingerprints import Matcher
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
@@ -32,8 +33,9 @@ from memorepair.model import (
     version_id,
 )
 from memorepair.operators.base import RepairContext, Successor, Support
-from memorepair.operators.common import Taint
+from memorepair.operators.common import NoSupport, Taint
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import cpu_clock
 from memorepair.store import Row, Store, Tx
 
 READ_VERSIONS = queries.named("execution/read_versions")
@@ -57,6 +59,10 @@ class Attempt:
     staged: bool = False  # by an interrupted run of the same event (its node exists)
     #: Measured seconds of its build and validation (the next event's default cost).
     work_s: float | None = None
+    #: Its operator found nothing in the support to build from (``NoSupport``): removed.
+    removed: bool = False
+    #: CPU seconds of the same work (``sandbox.cpu_clock``): a load-independent figure.
+    cpu_s: float | None = None
 
     @property
     def version(self) -> int:
@@ -79,6 +85,7 @@ class _Support:
     latest: dict[str, int] = field(default_factory=dict)  # uid -> highest version written
     inputs: dict[str, Artifact] = field(default_factory=dict)  # every input version, by vid
     retained: dict[str, Support] = field(default_factory=dict)  # served heads, by uid
+    erased: Matcher | None = None  # an erasing event's fingerprints
 
 
 def stage(
@@ -91,6 +98,7 @@ def stage(
     progress: Progress,
     write: Callable[[Attempt], Attempt],
     judge: Callable[[Attempt], Attempt] = lambda attempt: attempt,
+    erased: Matcher | None = None,
 ) -> list[Attempt]:
     """Build every selected successor in topological order and hand each attempt to
     `write`, which stages it in Neo4j (and may publish it: `publication.Publisher`).
@@ -100,11 +108,13 @@ def stage(
     attempt goes to `write` in topological order, also a failed build (no successor)
     and one a crashed run of the same event already staged (`Attempt.staged`), so the
     writer knows what each later one requires. The writer stages behind the builds: the
-    server writes batch k while operators build k+1.
+    server writes batch k while operators build k+1. `erased`: an erasing event's
+    fingerprints, which every context carries (`successor_meta`).
     """
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
     support = _read_support(store, spec, family, order(family, selected))
+    support.erased = erased
 
     def handed(attempt: Attempt) -> Attempt:
         return write(judge(attempt))
@@ -131,6 +141,8 @@ def build_dry(
     spec: RepairEventSpec,
     family: CandidateFamily,
     selected: Sequence[str],
+    *,
+    erased: Matcher | None = None,
 ) -> list[Attempt]:
     """The successors `stage` would build if the event ran now, built in memory only.
 
@@ -139,6 +151,7 @@ def build_dry(
     corrected or migrated root is its replacement), as the barrier would have made it.
     """
     support = _read_support(store, spec, family, order(family, selected))
+    support.erased = erased
     _apply_delta(spec, family, support)
     return _build_all(registry, spec, family, selected, support, {}, lambda a: a, _quiet)
 
@@ -262,6 +275,7 @@ def _context(
         support=tuple(usable),
         invalidated=tuple(invalidated),
         interface=spec.interface if isinstance(spec.interface, Interface) else None,
+        erased=support.erased,
     )
 
 
@@ -294,9 +308,13 @@ def _build(
     operator = registry.named(candidate.operator) if candidate.operator else None
     if operator is None:
         return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_clock()
     try:
         successor = operator.build(ctx)
+    except NoSupport as exc:  # the remove mode, decided by the operator
+        return Attempt(
+            candidate, vid, None, ctx, False, f"nothing to build from: {exc}", removed=True
+        )
     except Exception as exc:  # an operator that cannot build fails this candidate only
         return Attempt(
             candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}"
@@ -308,8 +326,8 @@ def _build(
             candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
     meta = successor_meta(ctx, successor)
-    work_s = time.perf_counter() - started
-    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s)
+    work_s, cpu_s = time.perf_counter() - started, cpu_clock() - cpu_started
+    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s, cpu_s=cpu_s)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:
@@ -346,13 +364,23 @@ def successor_meta(ctx: RepairContext, successor: Successor) -> dict[str, Any]:
     Operators return what they changed (often nothing); dropping the rest would lose facts
     later events depend on, such as a tool-call record's `call` or a skill's `title`. But a
     meta value quoting a deleted record (a skill's `instruction` copied from it) is exactly
-    what must not be served again, so it is rebuilt from retained support: left out.
+    what must not be served again, so it is rebuilt from retained support: left out. That
+    covers a phrase of invalidated support (`Taint`) and, for an erasing event, any
+    fingerprint of the erased text (an identifier written in other words, such as "Quote
+    the passport QX77121" derived from "Ana's passport number is QX77121").
     """
     old = ctx.artifact.meta
-    if not old or not ctx.invalidated:
+    if not old or (not ctx.invalidated and not ctx.erased):
         return {**old, **successor.meta}
     taint = Taint(ctx)
-    kept = {k: v for k, v in old.items() if taint.phrase(f"{k} {canonical_json(v)}") is None}
+    erased = ctx.erased
+
+    def derived(key: str, value: Any) -> bool:
+        if erased is not None and erased.hits([key, value]):
+            return True
+        return taint.phrase(f"{key} {canonical_json(value)}") is not None
+
+    kept = {k: v for k, v in old.items() if not derived(k, v)}
     return {**kept, **successor.meta}
 
 

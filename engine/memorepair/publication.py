@@ -13,6 +13,7 @@ one last transaction completes the event (`publish`).
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -23,7 +24,7 @@ from typing import Any
 
 from memorepair import execution, queries
 from memorepair.candidates import CandidateFamily
-from memorepair.embedding import EmbeddingBacklog, Pending
+from memorepair.embedding import EmbeddingBacklog, Pending, embeds
 from memorepair.errors import some
 from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
@@ -84,7 +85,10 @@ def _publishable(attempt: Attempt, ok: dict[str, bool], outcomes: Outcomes) -> b
     the answer."""
     c = attempt.candidate
     missing = [u for u in c.requires if not ok.get(u, False)]
-    if attempt.successor is None or attempt.validated is not True:
+    if attempt.removed:
+        ok[c.uid] = False
+        outcomes.add("removed", c.uid, attempt.detail)
+    elif attempt.successor is None or attempt.validated is not True:
         ok[c.uid] = False
         outcomes.add("failed", c.uid, attempt.detail or "validation failed")
     elif missing:
@@ -266,20 +270,34 @@ def _stage_and_publish(
         tx.run(RECORD_VALIDATION, rows=verdicts)
     deferred = backlog is not None
     fresh = [
-        {**r, "edges": _input_positions(spec.ns, live[r["vid"]])} for r in rows if r["vid"] in live
+        {**r, "edges": _input_positions(spec.ns, live[r["vid"]]), "embeds": _embeds(live[r["vid"]])}
+        for r in rows
+        if r["vid"] in live
     ]
     if fresh:
         tx.run(PUBLISH_FRESH, event_key=key, rows=fresh, deferred=deferred)
     staged = [
-        {"old_vid": a.candidate.vid, "vid": a.vid, "inputs": _input_positions(spec.ns, a)}
+        {
+            "old_vid": a.candidate.vid,
+            "vid": a.vid,
+            "inputs": _input_positions(spec.ns, a),
+            "embeds": _embeds(a),
+        }
         for a in kept
         if a.staged
     ]
     if staged:
         tx.run(PUBLISH_SUCCESSORS, event_key=key, rows=staged, deferred=deferred)
     if backlog is not None:
-        tx.after_commit(lambda: backlog.add([_pending(spec.ns, a) for a in kept]))
+        queued = [_pending(spec.ns, a) for a in kept if _embeds(a)]
+        tx.after_commit(lambda: backlog.add(queued))
     return kept
+
+
+def _embeds(attempt: Attempt) -> bool:
+    """Whether the successor is embedded: not when its meta says `memorepair_embed: false`
+    (kept from its predecessor); then its predecessor's vector, if any, goes at once."""
+    return attempt.successor is not None and embeds(attempt.successor.meta)
 
 
 def publish(
@@ -331,7 +349,11 @@ def unindexed(store: Store, spec: RepairEventSpec) -> list[Pending]:
     predecessor still holds one: what a process killed before its embedding writer ended
     left undone (a resumed run queues them again)."""
     (found,) = store.read(UNINDEXED_SUCCESSORS, event_key=event_key(spec.ns, spec.id))
-    return [Pending(spec.ns, r["vid"], r["content"], reuse=r["reuse"]) for r in found["rows"]]
+    return [
+        Pending(spec.ns, r["vid"], r["content"], reuse=r["reuse"])
+        for r in found["rows"]
+        if embeds(json.loads(r["meta"]) if r["meta"] else None)
+    ]
 
 
 def _input_positions(ns: str, attempt: Attempt) -> list[tuple[int, str]]:

@@ -194,8 +194,8 @@ def _batch_writer(
             partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space)
         )
         if backlog is not None:
-            content = {a.uid: a.content for a in batch}
-            live = [r for r in rows if r["live"]]
+            content = {a.uid: a.content for a in batch if embedding.embeds(a.meta)}
+            live = [r for r in rows if r["live"] and r["uid"] in content]
             backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
         return rows
 
@@ -293,7 +293,7 @@ def record(
         _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
     )
     result = store.transaction(work)
-    if backlog is not None and result["live"]:
+    if backlog is not None and result["live"] and embedding.embeds(artifact.meta):
         backlog.add([embedding.Pending(ns, result["vid"], artifact.content)])
     return result
 

@@ -15,6 +15,8 @@ docs/scaling.md); other processes chain themselves to a commit with `bookmarks()
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,6 +35,8 @@ from memorepair.queries import Query
 
 T = TypeVar("T")
 Row = dict[str, Any]
+
+log = logging.getLogger(__name__)
 
 #: Every constraint and index of `cypher/schema/`, each IF NOT EXISTS (`apply_schema`).
 SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
@@ -83,6 +87,41 @@ def rest(seconds: float, pace: float) -> None:
         time.sleep(seconds * (1.0 - pace) / pace)
 
 
+class _Calls(threading.local):
+    """The Store whose driver call runs on this thread (the driver retries in the caller's
+    thread, so its retry log record is this Store's)."""
+
+    store: Store | None = None
+
+
+_CALLS = _Calls()
+#: The driver's messages for a transaction it runs again after a transient error.
+_RETRIED = ("Transaction failed and will be retried", "Auto-commit transaction failed")
+
+
+class _RetryLog(logging.Filter):
+    """Turns the driver's retry warnings into a count and a debug line.
+
+    A deadlock between two writers (Neo4j aborts one, the driver runs it again) or a
+    leader switch is routine and, retried, succeeds: its five-line WARNING looked like a
+    failure in the middle of a repair. The Store counts it (`retried_transactions`, which
+    `--json` reports show) and logs it at debug; a retry that fails in the end still
+    raises, as before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(_RETRIED):
+            return True
+        store = _CALLS.store
+        if store is not None:
+            store._count_retry()
+        log.debug("the driver retried a transaction: %s", record.getMessage())
+        return False
+
+
+_RETRY_FILTER = _RetryLog()
+logging.getLogger("neo4j.session").addFilter(_RETRY_FILTER)
+
+
 def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
     """`values` in consecutive lists of at most `size` (the last may be shorter)."""
     for start in range(0, len(values), size):
@@ -120,6 +159,11 @@ class Store:
         self._serving_route = (
             RoutingControl.WRITE if serving_reads == "writer" else RoutingControl.READ
         )
+        self._retried = 0
+        self._retried_lock = threading.Lock()
+        #: Write statements and transactions this Store has run: search awaits the
+        #: eventually consistent full-text index only when this changed since it last did.
+        self.writes = 0
 
     @classmethod
     def open(
@@ -158,6 +202,16 @@ class Store:
 
     def close(self) -> None:
         self.driver.close()
+
+    @property
+    def retried_transactions(self) -> int:
+        """Transactions the driver ran again after a transient error (a deadlock, a leader
+        switch) on this Store so far; each one succeeded or its error was raised."""
+        return self._retried
+
+    def _count_retry(self) -> None:
+        with self._retried_lock:
+            self._retried += 1
 
     def __enter__(self) -> Store:
         return self
@@ -263,16 +317,22 @@ class Store:
             attempts.append(Tx(tx))
             return work(attempts[-1])
 
-        with self._translated(), self._session() as session:
-            result = session.execute_write(attempt)
+        try:
+            with self._translated(), self._session() as session:
+                result = session.execute_write(attempt)
+        finally:
+            self.writes += 1  # after the commit: a search that starts later awaits it
         for callback in attempts[-1]._after_commit:  # the last attempt is the one that committed
             callback()
         return result
 
     def autocommit(self, query: Query, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
-        with self._translated(), self._session() as session:
-            session.run(_text(query), query.params(params)).consume()
+        try:
+            with self._translated(), self._session() as session:
+                session.run(_text(query), query.params(params)).consume()
+        finally:
+            self.writes += 1
 
     def read_capped(self, query: Query, timeout_s: float, **params: Any) -> list[Row]:
         """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
@@ -297,18 +357,23 @@ class Store:
         text = _text(query)
         if query.mode == "write" and routing is RoutingControl.READ:
             raise MemoRepairError(f"query {query.name} writes; it cannot be routed to readers")
-        with self._translated():
-            records, _, _ = self.driver.execute_query(
-                text,
-                query.params(params),
-                database_=self.database,
-                routing_=routing,
-                bookmark_manager_=self._bookmarks,
-            )
+        try:
+            with self._translated():
+                records, _, _ = self.driver.execute_query(
+                    text,
+                    query.params(params),
+                    database_=self.database,
+                    routing_=routing,
+                    bookmark_manager_=self._bookmarks,
+                )
+        finally:
+            if query.mode == "write":
+                self.writes += 1  # after the commit: a search that starts later awaits it
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
+        outer, _CALLS.store = _CALLS.store, self  # whose retries the driver logs meanwhile
         try:
             yield
         except neo4j_errors.AuthError as exc:
@@ -326,6 +391,8 @@ class Store:
             raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
         except neo4j_errors.DriverError as exc:
             raise DatabaseError(f"Neo4j driver error: {exc}") from exc
+        finally:
+            _CALLS.store = outer
 
 
 class WriteBehind:

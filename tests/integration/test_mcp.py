@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -110,6 +111,7 @@ def test_record_search_plan_forget_status_lineage(memory: MemoryStore) -> None:
         )
         out["search"] = await call(session, "memory_search", query="Ana prices in CHF", k=5)
         out["plan"] = await call(session, "repair_plan", forget=["hotel"])
+        out["frontier"] = await call(session, "repair_plan", forget=["hotel"], frontier=True)
         out["events_after_plan"] = len(memory.audit_events())
         out["forget"] = await call(
             session, "memory_forget", uids=["hotel"], reason="erasure request #7"
@@ -131,6 +133,10 @@ def test_record_search_plan_forget_status_lineage(memory: MemoryStore) -> None:
     assert set(plan["would_withdraw"]) == {"hotel", "sum-ana"}
     assert plan["would_repair"] == ["sum-ana"] and "hotel" in plan["would_remove"]
     assert out["events_after_plan"] == 0  # a plan writes nothing
+    steps = out["frontier"]["frontier"]["steps"]
+    assert plan["frontier"] is None and steps[0]["lambda_from"] == 0
+    assert [s["selected"] for s in steps] == [1, 0] and steps[1]["skips"] == ["sum-ana"]
+    assert sum(s["default"] for s in steps) == 1
 
     report = out["forget"]
     assert report["status"] == "completed" and report["complete"] is True
@@ -340,3 +346,38 @@ def test_streamable_http_on_loopback(memory: MemoryStore) -> None:
         proc.wait(timeout=30)
     assert names == TOOLS
     assert got["found"] is True and got["artifact"]["pin"] == "fact@1"
+
+
+def test_the_printed_host_config_starts_the_server_from_an_empty_folder(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    """What `memorepair mcp --print-config` prints, pasted into a host's configuration,
+    works as written: the SDK's stdio client starts it from an empty folder with only the
+    host's default environment plus the entry's `env`, as MCP hosts do."""
+    printed = subprocess.run(
+        [_command(), "--ns", memory.ns, "mcp", "--print-config"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)["mcpServers"]["memory"]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"] == ["--ns", memory.ns, "mcp"]
+    host = tmp_path / "host"
+    host.mkdir()
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=host
+    )
+
+    async def main() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "memory_record", uid="pref", content=PREF)
+            return await call(session, "memory_get", uid="pref")
+
+    got = asyncio.run(main())
+    assert got["found"] is True and got["artifact"]["content"] == PREF
+    assert [a.uid for a in memory.retrieve(uid="pref")] == ["pref"]
+    assert list(host.iterdir()) == []  # nothing written where the host started it

@@ -35,6 +35,8 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
     "Usage",  # use recording (docs/values.md)
     "UsageLog",
+    "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 #: Store and transaction methods whose first argument is a query.

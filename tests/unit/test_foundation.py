@@ -27,6 +27,8 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
     "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
     "UsageLog",  # use recording: one per namespace
+    "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
 
@@ -75,6 +77,10 @@ def test_bad_settings_name_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMOREPAIR_LAMBDA")
     monkeypatch.setenv("MEMOREPAIR_COSTS", '{"skill.quantum": 1}')
     with pytest.raises(ConfigError, match=r"skill\.quantum"):
+        load_settings()
+    monkeypatch.delenv("MEMOREPAIR_COSTS")
+    monkeypatch.setenv("MEMOREPAIR_COST_PER_SECOND", "2")  # removed: refused, not ignored
+    with pytest.raises(ConfigError, match="MEMOREPAIR_COST_PER_SECOND was removed"):
         load_settings()
 
 

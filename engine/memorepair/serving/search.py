@@ -7,7 +7,9 @@ ranking here is built per query by one of three paths, chosen by what the filter
 
 - *index*: the vector index's nearest `fetch` versions, of which only the served ones
   (`Live`) passing the filters count; `fetch` widens (at most `ROUNDS` queries, up to
-  `MAX_FETCH`) until `k` pass or the index has nothing more.
+  `MAX_FETCH`) until `k` pass. An index answer shorter than `fetch` is never taken as
+  "nothing more" (the index is approximate and has answered short under churn): the
+  exact path (*all*) answers instead.
 - *scan*: when fewer than `SCAN_RATE` of the index's first answer passed, the filtered
   set is probably small: the versions that can pass the filters are found through the
   full-text index's filter fields (namespace, kind, meta terms), at most `SCAN_CAP`; if
@@ -17,8 +19,12 @@ ranking here is built per query by one of three paths, chosen by what the filter
 
 Full-text ranking (BM25) filters namespace, kind and meta inside Lucene with zero-boost
 clauses, so its ranking is already that of the filtered set; only served-ness and the
-exact filter values are checked after it, widening the same way. `hybrid` is the
-reciprocal-rank fusion (RRF, k=60) of the two rankings, each `DEPTH` times k deep.
+exact filter values are checked after it, widening the same way. `hybrid` fuses the two
+rankings, each `DEPTH` times k deep, by their scores, not only their ranks: a convex
+combination `TEXT_WEIGHT * bm25 / max(bm25) + (1 - TEXT_WEIGHT) * (cos - min) / (max - min)`
+over each ranking's own list (a version missing from a list scores 0 there). Rank fusion
+(RRF) threw the evidence of the scores away: a weak vector ranking pulled strong text hits
+down (docs/decisions.md, decision 19, measured with `python -m bench.retrieval`).
 Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
 ever returned, whatever the mode, and a query is refused unless its embedder is the one
 the namespace's embeddings were made with.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,10 +43,12 @@ from typing import Any, Literal
 
 from memorepair import queries
 from memorepair.embedding import GET_SPACE, Embedder, meta_value
-from memorepair.errors import EmbeddingError, InputError
+from memorepair.errors import DatabaseError, EmbeddingError, InputError
 from memorepair.model import Kind, artifact_key, pin
+from memorepair.queries import Query
 from memorepair.store import Row, Store
 
+AWAIT_TEXT_INDEX = queries.named("serving/search/await_text_index")
 SEARCH_RELATED = queries.named("serving/search/search_related")
 SEARCH_TEXT = queries.named("serving/search/search_text")
 SEARCH_TEXT_ALL = queries.named("serving/search/search_text_all")
@@ -50,19 +59,26 @@ SEARCH_VECTOR_SCAN = queries.named("serving/search/search_vector_scan")
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 
-#: Reciprocal-rank fusion constant (Cormack et al.; Graphiti and most hybrid stores use 60).
-RRF_K = 60
+#: The text ranking's share of a hybrid score (the vector ranking has the rest): the best
+#: of 0.5-0.8 on `bench.retrieval` with the offline embedder (docs/decisions.md, 18).
+TEXT_WEIGHT = 0.7
 #: Each mode's ranking is fused this many times k deep.
-DEPTH = 2
+DEPTH = 5
 #: Largest filtered set the scan path scores exactly (about 25 us per version here).
 SCAN_CAP = 2000
 #: The scan is tried when fewer than this share of the index's first answer passed.
 SCAN_RATE = 0.05
-#: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
-#: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
-#: fetching 40 and 0.985 fetching 100 (0.94 at 1e4 fetching 64), so it is asked for 10k.
-FIRST_FETCH = 10
+#: The vector index path's first fetch: at least MIN_FETCH, and FIRST_FETCH * k when
+#: filters narrow the set (NARROWED_FETCH * k), then widened only when fewer than k passed.
+#: The index is approximate (HNSW: Lucene searches as wide as it is asked): on 1e4
+#: docstring embeddings its top-10 recall was 0.87 asked for 10, 0.98 for 50, 0.996 for
+#: 100 (m 32, ef_construction 200; decision 19), so even k = 10 asks for 100.
+FIRST_FETCH = 2
+NARROWED_FETCH = 10
 MIN_FETCH = 100
+#: The full-text path's first fetch: Lucene is exact and filters inside the index, so only
+#: versions that stopped being served meanwhile fall out: k plus this share, then widened.
+TEXT_MARGIN = 0.2
 MAX_FETCH = 4000
 ROUNDS = 3
 #: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
@@ -77,7 +93,8 @@ class Hit:
     """One served version: pin `uid@version` to read exactly what was ranked.
 
     `ranks` holds its 1-based rank in each mode that ranked it (None where it was not in
-    that mode's top); `score` is the mode's own (cosine in [0, 1], BM25, or RRF).
+    that mode's top); `score` is the mode's own (cosine in [0, 1], BM25, or the hybrid's
+    fused score in [0, 1]).
     `related_to` is set on a neighbour reached over RELATED from that hit.
     """
 
@@ -216,8 +233,14 @@ def lucene_text(text: str, f: Filters) -> str | None:
 
 
 # ---- strategy (pure) ------------------------------------------------------------------------
-def first_fetch(k: int) -> int:
-    return min(MAX_FETCH, max(MIN_FETCH, FIRST_FETCH * k))
+def first_fetch(k: int, narrowed: bool = False) -> int:
+    """The vector index's first fetch for k hits (more when filters narrow the set)."""
+    return min(MAX_FETCH, max(MIN_FETCH, (NARROWED_FETCH if narrowed else FIRST_FETCH) * k))
+
+
+def first_text_fetch(k: int) -> int:
+    """Lucene's first fetch for k hits: exact and filtered in the index, so barely more."""
+    return min(MAX_FETCH, k + max(1, math.ceil(TEXT_MARGIN * k)))
 
 
 def widen(k: int, fetch: int, passed: int) -> int:
@@ -228,17 +251,31 @@ def widen(k: int, fetch: int, passed: int) -> int:
     return min(MAX_FETCH, max(4 * fetch, wanted))
 
 
+def normalised(mode: str, rows: Sequence[Row]) -> list[float]:
+    """Each row's score on [0, 1] within its own list: BM25 over the list's best (BM25 has
+    no fixed scale, but 0 means no evidence), cosine min-max (cosines of one model crowd a
+    narrow band, so its spread is what tells them apart)."""
+    values = [float(row["score"]) for row in rows]
+    if not values:
+        return []
+    low = min(values) if mode == "vector" else 0.0
+    span = max(values) - low
+    return [(v - low) / span if span > 0 else 1.0 for v in values]
+
+
 def fuse(rankings: Mapping[str, Sequence[Row]], k: int) -> list[Hit]:
-    """Reciprocal-rank fusion: score = sum over modes of 1 / (RRF_K + rank)."""
+    """Convex fusion: score = TEXT_WEIGHT * text + (1 - TEXT_WEIGHT) * vector, each the
+    version's normalised score in that mode's list (0 where it is absent)."""
+    weights = {"text": TEXT_WEIGHT, "vector": 1.0 - TEXT_WEIGHT}
     merged: dict[str, Row] = {}
     ranks: dict[str, dict[str, int | None]] = {}
     scores: dict[str, float] = {}
     for mode, rows in rankings.items():
-        for rank, row in enumerate(rows, start=1):
+        for rank, (row, score) in enumerate(zip(rows, normalised(mode, rows), strict=True), 1):
             uid = row["uid"]
             merged.setdefault(uid, row)
             ranks.setdefault(uid, {m: None for m in rankings})[mode] = rank
-            scores[uid] = scores.get(uid, 0.0) + 1.0 / (RRF_K + rank)
+            scores[uid] = scores.get(uid, 0.0) + weights[mode] * score
     order = sorted(merged, key=lambda uid: (-scores[uid], uid))[:k]
     return [_hit(merged[uid], scores[uid], ranks[uid]) for uid in order]
 
@@ -259,11 +296,33 @@ def _hit(row: Row, score: float | None, ranks: dict[str, int | None]) -> Hit:
 class Searcher:
     """Runs searches for one store; hybrid runs its two rankings on two threads."""
 
-    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        index_query: Query = SEARCH_VECTOR_INDEX,
+    ) -> None:
         self.store = store
         #: The store's embedder; None: embeddings are off, and only `text` search runs.
         self._embedder = embedder
         self._pool: ThreadPoolExecutor | None = None
+        #: The vector index path's statement; a test hands in one whose index answers short.
+        self._index_query = index_query
+        #: `store.writes` when the full-text index was last awaited (-1: never).
+        self._text_synced = -1
+        self._text_lock = threading.Lock()
+
+    def sync_text(self) -> None:
+        """Await the eventually consistent full-text index if this process has written
+        since it last did: its searches see every write it made, and an idle process pays
+        nothing. (Another process's writes show up once Lucene has refreshed, within a
+        second; served-ness never depends on it, every query checks `Live`.)"""
+        with self._text_lock:
+            writes = self.store.writes
+            if writes != self._text_synced:
+                self.store.serve(AWAIT_TEXT_INDEX)
+                self._text_synced = writes
 
     @property
     def embedder(self) -> Embedder:
@@ -310,11 +369,14 @@ class Searcher:
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
 
         def run(fetch: int) -> Row:
-            (found,) = self.store.serve(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
+            (found,) = self.store.serve(self._index_query, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
+            if found["rebuilding"]:
+                raise _Rebuilding
             return found
 
         def scan() -> Ranking | None:
+            self.sync_text()
             (found,) = self.store.serve(
                 SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed
             )
@@ -322,8 +384,17 @@ class Searcher:
                 return None  # too many to score exactly: widen the index path instead
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
-        ranking, tried = _widened(run, k, "index", scan)
-        if ranking is None:
+        try:
+            ranking, tried = _widened(
+                run, k, first_fetch(k, f.narrowed), "index", scan, short_is_all=False
+            )
+        except _Rebuilding:  # `reindex --compact` rebuilds the index: be exact meanwhile
+            ranking, tried = None, "index:unavailable"
+        except DatabaseError as exc:  # dropped or not online outside a compaction
+            if not _index_unavailable(exc):
+                raise
+            ranking, tried = None, "index:unavailable"
+        if ranking is None:  # the exact path: every served version that passes, scored
             (found,) = self.store.serve(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 2)
@@ -363,13 +434,14 @@ class Searcher:
         query = lucene_text(text, f)
         if query is None:
             return Ranking([], "empty", 0)
+        self.sync_text()
         fixed = {**f.params(), "lucene": query, "k": k}
 
         def run(fetch: int) -> Row:
             (found,) = self.store.serve(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 
-        ranking, tried = _widened(run, k, "index")
+        ranking, tried = _widened(run, k, first_text_fetch(k), "index")
         if ranking is None:
             (found,) = self.store.serve(SEARCH_TEXT_ALL, **fixed)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 1)
@@ -388,11 +460,24 @@ class Searcher:
         return out
 
 
+class _Rebuilding(Exception):
+    """`reindex --compact` is rebuilding the vector index."""
+
+
+def _index_unavailable(exc: DatabaseError) -> bool:
+    """The vector index is missing or not online (dropped by hand, or still populating)."""
+    text = str(exc)
+    return "artifact_embedding" in text or "online" in text.lower()
+
+
 def _widened(
     run: Callable[[int], Row],
     k: int,
+    fetch: int,
     name: str,
     scan: Callable[[], Ranking | None] | None = None,
+    *,
+    short_is_all: bool = True,
 ) -> tuple[Ranking | None, str]:
     """Ask for more until k pass or nothing more exists; None after ROUNDS without.
 
@@ -400,14 +485,23 @@ def _widened(
 
     When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
     small: `scan` scores it exactly if it is small enough (else the widening goes on).
+
+    An answer shorter than asked means "nothing more" only where the index is exact
+    (`short_is_all`: Lucene). Neo4j's vector index is not: under churn it has answered 67
+    rows for every fetch while 10,070 versions were embedded, and trusting that turned
+    vector search into "nothing matches" and hybrid into words only. There a short answer
+    gives None (``index:100>short:67``), so the caller takes its exact path.
     """
-    fetch = first_fetch(k)
     steps: list[str] = []
     for round_ in range(1, ROUNDS + 1):
         found = run(fetch)
         steps.append(str(fetch))
         passed = len(found["hits"])
-        if passed >= k or found["returned"] < fetch:
+        short = found["returned"] < fetch
+        if short and not short_is_all:
+            steps.append(f"short:{found['returned']}")
+            break
+        if passed >= k or short:
             return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_), ""
         if round_ == 1 and scan is not None and (passed + 1) / (fetch + 1) < SCAN_RATE:
             scanned = scan()
