@@ -10,11 +10,15 @@
         memory.retrieve(uid="sum-1")      # [] until a validated successor is republished
 
 Every CLI command is a thin shell over a method here, so whatever an operator does at
-the terminal a program can do too.
+the terminal a program can do too. Every operation passes the access check first
+(`access.py`): a store acts as one principal (`open_store(principal=...)`, by default
+the OS account, which owns every namespace), and `acting_as` gives a view of the same
+store for another principal or session (the MCP server makes one per request).
 """
 
 from __future__ import annotations
 
+import copy
 import errno
 import json
 import os
@@ -27,6 +31,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memorepair import (
+    access,
     audit,
     embedding,
     events,
@@ -37,8 +42,13 @@ from memorepair import (
     show,
     toolschema,
 )
+from memorepair.access import Access, Caller, guarded
+from memorepair.access import Principal as Principal  # the surfaces name principals
+from memorepair.access import check_principal as check_principal
 from memorepair.codec import artifact_from_row
+from memorepair.credentials import KeyFile
 from memorepair.errors import (
+    ConfigError,
     EmbeddingError,
     InputError,
     UnknownArtifactError,
@@ -49,6 +59,7 @@ from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event
 from memorepair.model import (
     NS_PATTERN,
+    PIN,
     Artifact,
     ArtifactIn,
     EdgeIn,
@@ -81,6 +92,9 @@ LIST_SERVED = queries.named("serving/list_served")
 LIST_PATHS = queries.named("serving/list_paths")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
+#: What a serving read handed out: anything with `uid` and `version` (an Artifact, a
+#: search Hit, a Served), a `(uid, version)` pair, or a `uid@N` pin or bare uid.
+ServedLike = Any
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -105,21 +119,31 @@ class MemoryStore:
         ns: str,
         registry: OperatorRegistry,
         config: RepairConfig | None = None,
+        *,
+        access: Access | None = None,
+        caller: Caller | None = None,
     ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
         #: What every repair, resume and plan of this store runs with (built once).
         self.config = config or RepairConfig.from_settings(store.settings)
+        #: The check every operation passes, and who this store acts as.
+        self.access = access or Access(store, owner=access_owner(store.settings))
+        self.caller = caller or Caller(local_principal(store.settings))
         self._searcher = searching.Searcher(store)
-        #: Counts what serving reads return, off their latency path (shared by siblings).
+        #: Counts what serving reads return, off their latency path (shared by siblings),
+        #: and records who was served which version (`exposure`).
         self.uses = UseRecorder(
             store,
             enabled=store.settings.use_recording,
             flush_s=store.settings.use_flush_s,
             half_life_s=store.settings.value_half_life_h * 3600.0,
+            exposure=store.settings.exposure_recording,
+            retention_s=store.settings.exposure_retention_days * 86400.0,
         )
         self._owns_store = True
+        self._view = False
         #: Embeddings of fresh records written just after their commit (None: inline/off).
         self._backlog = embedding.backlog_for(store)
 
@@ -134,13 +158,45 @@ class MemoryStore:
         if ns == self.ns:
             return self
         _check_namespace(ns)
-        sibling = MemoryStore(self.store, ns, self.registry, self.config)
+        sibling = MemoryStore(
+            self.store, ns, self.registry, self.config, access=self.access, caller=self.caller
+        )
+        sibling.uses.close()  # never started: the sibling shares this store's recorder
         sibling.uses = self.uses
         sibling._owns_store = False
         sibling._backlog = self._backlog  # one writer per connection
         return sibling
 
+    def acting_as(
+        self, principal: Principal | str | None = None, *, session: str | None = None
+    ) -> MemoryStore:
+        """A view of this store (same namespace, connection and recorders) that acts as
+        another principal (a name is a local one) and/or session. Closing it does
+        nothing: this store owns everything it uses."""
+        view = copy.copy(self)
+        who = principal if principal is not None else self.caller.principal
+        view.caller = Caller(
+            who if isinstance(who, Principal) else Principal(who), access.session_id(session)
+        )
+        view._owns_store = False
+        view._view = True
+        return view
+
+    def whoami(self) -> dict[str, Any]:
+        """Who this store acts as, and the roles it holds on its namespace."""
+        principal = self.caller.principal
+        return {
+            "principal": principal.name,
+            "via": principal.via,
+            "session": self.caller.session,
+            "owner": self.access.is_owner(principal),
+            "namespace": self.ns,
+            "roles": [r for r in access.ROLES if r in self.access.roles(principal, self.ns)],
+        }
+
     def close(self) -> None:
+        if self._view:
+            return
         self._searcher.close()
         if self._owns_store:
             self.uses.close()  # the last buffered uses, before the driver goes
@@ -161,14 +217,17 @@ class MemoryStore:
         self.close()
 
     # ---- writing memory -----------------------------------------------------------
+    @guarded("schema")
     def apply_schema(self) -> list[str]:
         return self.store.apply_schema()
 
+    @guarded("clear")
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.flush_embeddings()
         self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
 
+    @guarded("record")
     def record(
         self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
     ) -> dict[str, Any]:
@@ -180,8 +239,11 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
-        return recording.record(self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog)
+        return recording.record(
+            self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog, by=self._by
+        )
 
+    @guarded("import")
     def record_many(
         self,
         items: Iterable[ArtifactIn | Mapping[str, Any]],
@@ -209,6 +271,7 @@ class MemoryStore:
             artifacts.append(artifact)
         return self.import_items(artifacts, progress, on_stale=on_stale)
 
+    @guarded("import")
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
@@ -226,9 +289,16 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store,
+            self.ns,
+            memory,
+            on_stale=on_stale,
+            progress=progress,
+            backlog=self._backlog,
+            by=self._by,
         )
 
+    @guarded("import")
     def import_file(
         self,
         path: Path,
@@ -238,9 +308,16 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store, self.ns, path, on_stale=on_stale, progress=progress, backlog=self._backlog
+            self.store,
+            self.ns,
+            path,
+            on_stale=on_stale,
+            progress=progress,
+            backlog=self._backlog,
+            by=self._by,
         )
 
+    @guarded("export")
     def export_file(
         self,
         path: Path,
@@ -272,6 +349,7 @@ class MemoryStore:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             return self.export_to(handle, progress=progress)
 
+    @guarded("export")
     def export_to(
         self, handle: TextIO, progress: Callable[[int, int], None] = lambda done, total: None
     ) -> int:
@@ -292,6 +370,9 @@ class MemoryStore:
             handle.write(line + "\n")
             progress(min(done, len(rows)), len(rows))
         handle.flush()
+        # handed out, so exposed (an export is not a use: values stay the readers')
+        exported = ((r["artifact"]["uid"], r["artifact"]["version"]) for r in rows)
+        self._note(exported, session=None, use=False)
         return len(artifacts)
 
     # ---- repair ---------------------------------------------------------------------
@@ -312,6 +393,7 @@ class MemoryStore:
             spec = spec.model_copy(update={"ns": self.ns})
         return spec
 
+    @guarded("plan")
     def plan(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Plan:
@@ -319,6 +401,7 @@ class MemoryStore:
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
 
+    @guarded("plan")
     def preview(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Preview:
@@ -328,6 +411,7 @@ class MemoryStore:
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
 
+    @guarded("plan")
     def plan_view(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> show.CascadeView:
@@ -335,6 +419,7 @@ class MemoryStore:
         (`plan --diff`, `show --plan`). Writes nothing."""
         return show.from_preview(self.preview(event, lam=lam, selector=selector))
 
+    @guarded("plan")
     def plan_diff(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> dict[str, Any]:
@@ -343,6 +428,7 @@ class MemoryStore:
         preview = self.preview(event, lam=lam, selector=selector)
         return {**preview.plan.as_dict(), "diff": show.from_preview(preview).diff()}
 
+    @guarded("repair")
     def repair(
         self,
         event: EventLike,
@@ -352,6 +438,7 @@ class MemoryStore:
         progress: Progress = _quiet,
     ) -> RepairReport:
         self._require_embedder()
+        self.uses.flush_safely()  # this process's reads before the barrier: on record
         return repair.run(
             self.store,
             self.registry,
@@ -360,8 +447,10 @@ class MemoryStore:
             selector=selector,
             lam=lam,
             progress=progress,
+            by=self._by,
         )
 
+    @guarded("resume")
     def resume(
         self,
         event_id: str | None = None,
@@ -369,17 +458,31 @@ class MemoryStore:
     ) -> list[RepairReport]:
         self._require_embedder()
         return repair.resume(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.ns,
+            event_id,
+            progress=progress,
+            by=self._by,
         )
 
+    @guarded("retry")
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
         """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
         after installing the tool back-end a migration needed."""
         self._require_embedder()
         return repair.retry(
-            self.store, self.registry, self.config, self.ns, event_id, progress=progress
+            self.store,
+            self.registry,
+            self.config,
+            self.ns,
+            event_id,
+            progress=progress,
+            by=self._by,
         )
 
+    @guarded("update")
     def update(
         self,
         uid: str,
@@ -409,6 +512,7 @@ class MemoryStore:
             progress=progress,
         )
 
+    @guarded("correct")
     def correct(
         self,
         changes: Sequence[Mapping[str, Any]],
@@ -463,6 +567,7 @@ class MemoryStore:
             replacement["inputs"] = list(change["inputs"])
         return replacement
 
+    @guarded("forget")
     def forget(
         self,
         uids: str | Sequence[str],
@@ -489,6 +594,7 @@ class MemoryStore:
         }
         return self.repair(spec, progress=progress)
 
+    @guarded("record")
     def record_interface(self, tool: str, schema: Any, *, uid: str | None = None) -> dict[str, Any]:
         """Record a tool's interface (its schema) as an artifact, `tool:<name>` unless
         `uid` is given: what is derived from its calls lists it as an input, so a later
@@ -504,6 +610,7 @@ class MemoryStore:
             }
         )
 
+    @guarded("migrate")
     def tool_migration(
         self,
         tool: str,
@@ -544,10 +651,12 @@ class MemoryStore:
         )
         return spec, migration
 
+    @guarded("audit")
     def report(self, event_id: str) -> RepairReport:
         return events.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
+    @guarded("retrieve")
     def retrieve(
         self,
         *,
@@ -556,11 +665,13 @@ class MemoryStore:
         text: str | None = None,
         related: bool = False,
         limit: int = 20,
+        session: str | None = None,
     ) -> list[Artifact]:
         """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever.
-        What it returns counts as served (use recording, docs/values.md)."""
+        What it returns counts as served to this store's principal in `session` (default:
+        the store's), for use recording (docs/values.md) and `exposure`."""
         found = self._retrieve(uid=uid, kind=kind, text=text, related=related, limit=limit)
-        self.record_use(a.uid for a in found)
+        self.record_use(found, session=session)
         return found
 
     def _retrieve(
@@ -601,6 +712,7 @@ class MemoryStore:
             )
         return rows
 
+    @guarded("search")
     def search(
         self,
         query: str,
@@ -614,14 +726,15 @@ class MemoryStore:
         related: bool = False,
         uid_prefix: str | None = None,
         record_use: bool = True,
+        session: str | None = None,
     ) -> list[searching.Hit]:
         """The k best served matches by meaning (`vector`), words (`text`) or both fused
         (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
         version. Each hit names the `uid@version` it ranked; `related=True` appends the
         served RELATED neighbours of the hits. `uid_prefix` keeps uids that start with it
         (exactly, in every path). `retrieve` stays for uid and substring reads. The hits
-        count as served (`record_use`); a caller that filters them further passes False
-        and records what it hands on itself.
+        count as served (`record_use`, to this store's principal in `session`); a caller
+        that filters them further passes False and records what it hands on itself.
         """
         f = searching.filters(
             self.ns,
@@ -635,13 +748,24 @@ class MemoryStore:
         self.flush_embeddings()  # this process finds what it recorded
         hits = self._searcher.search(query, k, f, mode, related)
         if record_use:
-            self.record_use(hit.uid for hit in hits)
+            self.record_use(hits, session=session)
         return hits
 
-    def record_use(self, uids: Iterable[str]) -> None:
-        """Count one use of each served uid (buffered; written in the background,
-        docs/values.md). Serving reads call it with what they returned."""
-        self.uses.note(self.ns, uids)
+    @guarded("retrieve")
+    def record_use(self, served: Iterable[ServedLike], *, session: str | None = None) -> None:
+        """Count one use of each served version, and that this store's principal was
+        served it in `session` (default: the store's session). Buffered, written in the
+        background (docs/values.md). Serving reads call it with what they returned: items
+        with `uid` and `version`, `(uid, version)` pairs or `uid@N` pins (a bare uid
+        counts its served version now)."""
+        self._note(served, session=session, use=True)
+
+    def _note(self, served: Iterable[ServedLike], *, session: str | None, use: bool) -> None:
+        pairs, bare = _versions(served)
+        if bare:
+            pairs += [(uid, s.artifact.version) for uid, s in self._served_now(bare).items()]
+        chosen = self.caller.session if session is None else access.session_id(session)
+        self.uses.note(self.ns, pairs, (self.caller.principal.name, chosen), use=use)
 
     def flush_use(self) -> int:
         """Write the buffered use counts now (the background flush does it every
@@ -659,12 +783,18 @@ class MemoryStore:
         `bookmarks()`); returns once the server that serves reads holds them."""
         self.store.await_bookmarks(bookmarks)
 
+    @guarded("retrieve")
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
-        """The served version of each uid that has one, with its uid's times (one read)."""
+        """The served version of each uid that has one, with its uid's times (one read).
+        Not a use: a caller that hands them on records that (`record_use`)."""
+        return self._served_now(uids)
+
+    def _served_now(self, uids: Iterable[str]) -> dict[str, Served]:
         keys = [artifact_key(self.ns, uid) for uid in dict.fromkeys(uids)]
         rows = self.store.serve(READ_SERVED, keys=keys) if keys else []
         return {(s := _served(row)).artifact.uid: s for row in rows}
 
+    @guarded("retrieve")
     def list_served(self, *, uid_prefix: str = "", skip: int = 0, limit: int = 100) -> list[Served]:
         """Served versions whose uid starts with `uid_prefix`, most recently published
         first, one page (`skip`, `limit`)."""
@@ -673,12 +803,14 @@ class MemoryStore:
         rows = self.store.serve(LIST_SERVED, ns=self.ns, prefix=uid_prefix, skip=skip, limit=limit)
         return [_served(row) for row in rows]
 
+    @guarded("retrieve")
     def served_paths(self, uid_prefix: str = "") -> list[list[str]]:
         """The distinct '/'-separated paths above the served uids starting with `uid_prefix`
         (`a/b/key` lies under `[a, b]`)."""
         rows = self.store.serve(LIST_PATHS, ns=self.ns, prefix=uid_prefix)
         return [list(row["path"]) for row in rows]
 
+    @guarded("reindex")
     def reindex(
         self, *, force: bool = False, progress: Callable[[int, int], None] = lambda d, t: None
     ) -> reindexing.ReindexReport:
@@ -706,31 +838,45 @@ class MemoryStore:
             )
 
     # ---- audit ------------------------------------------------------------------------
+    @guarded("status")
     def counts(self) -> dict[str, int]:
         rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
         return {k: int(v or 0) for k, v in rows[0].items()}
 
+    @guarded("status")
     def status(self) -> dict[str, Any]:
         """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
         return {
             "namespace": self.ns,
             "server": self.store.uri,
+            "principal": self.caller.principal.name,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
 
+    @guarded("audit")
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
 
+    @guarded("audit")
+    def event_record(self, event_id: str) -> dict[str, Any]:
+        """One event's record: type, status, phase, who asked (`by`), why, when."""
+        record = events.record(self.store, self.ns, event_id)
+        keep = ("id", "type", "status", "phase", "by", "reason", "created_at", "retry_of")
+        return {k: _plain(record.get(k)) for k in keep}
+
+    @guarded("audit")
     def audit_event(self, event_id: str) -> dict[str, list[dict[str, Any]]]:
         return audit.event_sets(self.store, self.ns, event_id)
 
+    @guarded("show")
     def show(self, event_id: str) -> show.CascadeView:
         """A recorded event's cascade, node by node: outcome, facts and content change."""
         record, rows = audit.event_cascade(self.store, self.ns, event_id)
         return show.from_audit(record, rows)
 
+    @guarded("lineage")
     def lineage(self, uid: str, *, missing_ok: bool = False) -> list[dict[str, Any]]:
         """Every version of `uid`, oldest first; an unknown uid is an error unless
         `missing_ok` (then [])."""
@@ -741,16 +887,50 @@ class MemoryStore:
                 return []
             raise
 
+    @guarded("audit")
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
 
+    @guarded("audit")
     def audit_erasure(self, event_id: str) -> dict[str, Any]:
         """An erasing event's record and its proof: no copy of the erased text anywhere in
         the namespace (every property of every node and relationship scanned)."""
         return audit.erasure(self.store, self.ns, event_id)
 
+    @guarded("audit")
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
+
+    @guarded("exposure")
+    def exposure(self, event_id: str) -> dict[str, Any]:
+        """Who was served the versions `event_id` withdrew, before its barrier: per version,
+        principal and session the reads, first and last time, most read first, and totals
+        per principal (ids and times only; `memorepair audit exposure`)."""
+        self.uses.flush_safely()  # this process's own reads count too
+        return audit.exposure(self.store, self.ns, event_id)
+
+    # ---- grants (admin) --------------------------------------------------------------------
+    def grants(self, principal: str | None = None) -> list[dict[str, Any]]:
+        """The grants this store's principal may see (its own, and every grant on the
+        patterns it administers; the owner sees all), optionally of one principal."""
+        return [g.as_dict() for g in self.access.grants(self.caller, principal)]
+
+    def set_grant(self, principal: str, pattern: str, roles: Sequence[str]) -> dict[str, Any]:
+        """Give `principal` exactly `roles` on namespace `pattern` (a namespace, `prefix*`
+        or `*`); needs admin on a pattern covering it."""
+        return self.access.set_grant(self.caller, principal, pattern, roles).as_dict()
+
+    def revoke_grant(
+        self, principal: str, pattern: str, roles: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """Take `roles` (all when None) back from `principal` on `pattern`."""
+        kept = self.access.revoke_grant(self.caller, principal, pattern, roles)
+        return {"principal": principal, "pattern": pattern, "roles": list(kept)}
+
+    @property
+    def _by(self) -> str:
+        """The principal this store's writes and events are recorded as made by."""
+        return self.caller.principal.name
 
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:
@@ -801,6 +981,11 @@ def _served(row: Mapping[str, Any]) -> Served:
     )
 
 
+def _plain(value: Any) -> Any:
+    """A Neo4j temporal value as text; anything else as it is."""
+    return str(value) if hasattr(value, "to_native") else value
+
+
 def _native(value: Any) -> datetime:
     """A Neo4j DateTime as a Python datetime (the driver's own type otherwise)."""
     native = value.to_native() if hasattr(value, "to_native") else value
@@ -830,9 +1015,16 @@ def purge_local_server(
 
 
 def open_store(
-    ns: str | None = None, settings: Settings | None = None, **overrides: Any
+    ns: str | None = None,
+    settings: Settings | None = None,
+    *,
+    principal: Principal | str | None = None,
+    session: str | None = None,
+    **overrides: Any,
 ) -> MemoryStore:
-    """Connect to the configured Neo4j (or the local server) for one namespace."""
+    """Connect to the configured Neo4j (or the local server) for one namespace, acting as
+    `principal` (a name is a local principal; default MEMOREPAIR_PRINCIPAL, else the OS
+    account) in `session` (kept on use records: who was served what)."""
     resolved = settings or load_settings(**overrides)
     namespace = ns or resolved.namespace
     _check_namespace(namespace)
@@ -842,7 +1034,60 @@ def open_store(
         from memorepair.sample.tools import register_tools
 
         register_tools(registry)
-    return MemoryStore(store, namespace, registry, RepairConfig.from_settings(resolved))
+    who = principal if principal is not None else local_principal(resolved)
+    return MemoryStore(
+        store,
+        namespace,
+        registry,
+        RepairConfig.from_settings(resolved),
+        access=Access(store, owner=access_owner(resolved)),
+        caller=Caller(
+            who if isinstance(who, Principal) else Principal(who), access.session_id(session)
+        ),
+    )
+
+
+def local_principal(settings: Settings) -> Principal:
+    """Who the local surfaces act as: MEMOREPAIR_PRINCIPAL, else the OS account."""
+    return Principal(settings.principal or access.os_user(), "local")
+
+
+def access_owner(settings: Settings) -> str | None:
+    """The owner (admin everywhere on local surfaces): MEMOREPAIR_OWNER, else the OS
+    account; an empty MEMOREPAIR_OWNER means nobody."""
+    return access.os_user() if settings.owner is None else settings.owner or None
+
+
+def key_file(settings: Settings) -> KeyFile:
+    """The principals file (API keys and revocations): `memorepair principals`."""
+    return KeyFile(principals_path(settings))
+
+
+def principals_path(settings: Settings) -> Path:
+    return settings.principals_file or settings.state_dir / "principals.json"
+
+
+def authenticator(settings: Settings, *, resource_url: str) -> Any:
+    """The bearer-token check of `memorepair mcp --http` (`bearer.Authenticator`): API
+    keys from the principals file, and JWTs when MEMOREPAIR_AUTH_ISSUER is set."""
+    from memorepair import bearer
+
+    jwt = None
+    if settings.auth_issuer is not None:
+        if settings.auth_jwks_url is None:
+            raise ConfigError(
+                "MEMOREPAIR_AUTH_ISSUER is set but MEMOREPAIR_AUTH_JWKS_URL is not: name the "
+                "issuer's JWKS (its jwks_uri)"
+            )
+        jwt = bearer.JwtConfig(
+            issuer=settings.auth_issuer,
+            jwks_url=settings.auth_jwks_url,
+            audience=settings.auth_audience or resource_url,
+            algorithms=tuple(settings.auth_algorithms),
+            principal_claim=settings.auth_principal_claim,
+            leeway_s=settings.auth_leeway_s,
+        )
+    return bearer.Authenticator(key_file(settings), jwt)
 
 
 def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
@@ -872,3 +1117,23 @@ def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
 
 def _json(data: Mapping[str, Any]) -> str:
     return json.dumps(dict(data))
+
+
+def _versions(served: Iterable[ServedLike]) -> tuple[list[tuple[str, int]], list[str]]:
+    """(uid, version) of each served item, and the bare uids whose version is unknown."""
+    pairs: list[tuple[str, int]] = []
+    bare: list[str] = []
+    for item in served:
+        if isinstance(item, Served):
+            pairs.append((item.artifact.uid, item.artifact.version))
+        elif isinstance(item, tuple):
+            pairs.append((str(item[0]), int(item[1])))
+        elif isinstance(item, str):
+            pin = PIN.match(item)
+            if pin:
+                pairs.append((pin["uid"], int(pin["version"])))
+            else:
+                bare.append(item)
+        else:
+            pairs.append((str(item.uid), int(item.version)))
+    return pairs, bare

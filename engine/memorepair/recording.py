@@ -74,14 +74,15 @@ def import_memory(
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
     backlog: embedding.EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> ImportReport:
     """Import artifacts and edges already in memory (the API's `import_items` and
-    `record_many`)."""
+    `record_many`); `by` is the principal recording them."""
     for artifact in memory.artifacts:
         _check_size(store, artifact, memory.lines.get(artifact.uid))
     by_uid = {a.uid: a for a in memory.artifacts}
     load = lambda uids: [by_uid[u] for u in uids]  # noqa: E731
-    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, backlog)
+    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, backlog, by)
 
 
 def import_file(
@@ -92,10 +93,11 @@ def import_file(
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
     backlog: embedding.EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> ImportReport:
     """Import a memory file, streaming: validated whole first, contents read per batch."""
     index = index_memory(path, store.settings.max_content_bytes)
-    return _import(store, ns, index.skeleton, index.load, progress, on_stale, backlog)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale, backlog, by)
 
 
 def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
@@ -116,6 +118,7 @@ def _import(
     progress: Callable[[int, int], None],
     on_stale: OnStale,
     backlog: embedding.EmbeddingBacklog | None,
+    by: str | None = None,
 ) -> ImportReport:
     """Refuse existing uids and bad graphs, then write input-first in batches (all or none).
 
@@ -142,7 +145,15 @@ def _import(
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
         search = embedding.search_fields(store.settings, batch, embed=backlog is None)
         rows = store.transaction(
-            partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space)
+            partial(
+                _write_batch,
+                ns=ns,
+                batch=batch,
+                on_stale=on_stale,
+                search=search,
+                space=space,
+                by=by,
+            )
         )
         if backlog is not None:
             content = {a.uid: a.content for a in batch}
@@ -236,6 +247,7 @@ def record(
     *,
     on_stale: OnStale = "withdraw",
     backlog: embedding.EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """Record one artifact derived by an agent: one transaction, in the common case one
     statement (`store/record_artifact`), so its latency is close to a bare write's.
@@ -256,7 +268,13 @@ def record(
     search = embedding.search_fields(store.settings, [artifact], embed=backlog is None)
     space = embedding.space_of(store.settings)
     work = partial(
-        _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
+        _record_one,
+        ns=ns,
+        artifact=artifact,
+        search=search,
+        space=space,
+        on_stale=on_stale,
+        by=by,
     )
     result = store.transaction(work)
     if backlog is not None and result["live"]:
@@ -271,10 +289,11 @@ def _record_one(
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
     on_stale: OnStale,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """The common case in one statement; a stale pin takes the general path (same tx)."""
     row = {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
         "input_pins": [artifact.pinned.get(u) for u in artifact.inputs],
         **search[artifact.uid],
@@ -296,7 +315,7 @@ def _record_one(
     if space is not None:
         embedding.check_space(ns, space, found["model"], found["dimension"])
     if not found["created"]:
-        return _write_batch(tx, ns, [artifact], on_stale, search, space)[0]
+        return _write_batch(tx, ns, [artifact], on_stale, search, space, by)[0]
     return {
         "vid": row["vid"],
         "uid": artifact.uid,
@@ -322,6 +341,7 @@ def _write_batch(
     on_stale: OnStale,
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
+    by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
     in_batch = {a.uid for a in batch}
@@ -339,7 +359,7 @@ def _write_batch(
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
+        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
     embedding.claim_space(tx, ns, space)
@@ -423,7 +443,11 @@ def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input
 
 
 def _row(
-    ns: str, artifact: ArtifactIn, state: Mapping[str, _Input], stale: Mapping[str, str]
+    ns: str,
+    artifact: ArtifactIn,
+    state: Mapping[str, _Input],
+    stale: Mapping[str, str],
+    by: str | None = None,
 ) -> dict[str, Any]:
     """One new version: served only if every input it read is served now."""
     input_vids: list[str] = []
@@ -441,7 +465,7 @@ def _row(
         input_vids.append(vid)
     live = stale_from is None and not holders
     return {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_vids": input_vids,
         "live": live,
         "held_by": stale_from or next((h for h in holders if h), None),
@@ -449,8 +473,9 @@ def _row(
     }
 
 
-def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
-    """The properties of an artifact's first version, as the write queries take them."""
+def _fresh_row(ns: str, artifact: ArtifactIn, by: str | None = None) -> dict[str, Any]:
+    """The properties of an artifact's first version, as the write queries take them
+    (`by`: the principal recording it)."""
     return {
         "vid": version_id(ns, artifact.uid, 1),
         "key": artifact_key(ns, artifact.uid),
@@ -464,4 +489,5 @@ def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
         "inputs": list(artifact.inputs),
+        "by": by,
     }

@@ -179,16 +179,18 @@ def run(
     selector: Selector | None = None,
     progress: Progress = _quiet,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded)
+        return _run(store, registry, config, spec, lam_, selector_, progress, recorded, by)
 
 
 def resume(
@@ -198,6 +200,7 @@ def resume(
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
     with exactly the registry and configuration a fresh run gets. An event that cannot
@@ -206,7 +209,9 @@ def resume(
     reports = []
     for spec in events.open_event_specs(store, ns, event_id):
         try:
-            reports.append(run(store, registry, config, spec, progress=progress, recorded=True))
+            reports.append(
+                run(store, registry, config, spec, progress=progress, recorded=True, by=by)
+            )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
     return reports
@@ -219,6 +224,7 @@ def retry(
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
 
@@ -230,7 +236,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, spec, progress=progress, recorded=True)
+        return run(store, registry, config, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
     stranded = _stranded(events.report_of(store, ns, base))
     if not stranded:
@@ -249,7 +255,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, spec, selector=selector, progress=progress)
+    return run(store, registry, config, spec, selector=selector, progress=progress, by=by)
 
 
 #: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
@@ -281,9 +287,16 @@ def _run(
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
+        store,
+        spec,
+        lam=lam,
+        selector=selector,
+        state_dir=config.state_dir,
+        recorded=recorded,
+        by=by,
     )
     if event.completed:
         return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)

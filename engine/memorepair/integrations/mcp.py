@@ -1,12 +1,25 @@
 """MemoRepair as an MCP server: the memory an agent reads and writes through tools.
 
-`memorepair mcp` serves these tools over stdio (or streamable HTTP on 127.0.0.1 with
-`--http`), built with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each
-tool is a thin call of `memorepair.api.MemoryStore`, so it behaves exactly as the CLI
-command of the same job; its docstring is what the calling model reads. Results are JSON
-objects; a MemoRepair error comes back as a tool error carrying the CLI's one-line
-message. Every tool takes an optional `namespace` (default: the server's, from `--ns` or
-MEMOREPAIR_NAMESPACE); one connection serves them all.
+`memorepair mcp` serves these tools over stdio (or streamable HTTP with `--http`), built
+with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each tool is a thin
+call of `memorepair.api.MemoryStore`, so it behaves exactly as the CLI command of the
+same job, access check included; its docstring is what the calling model reads. Results
+are JSON objects; a MemoRepair error (a refused role too) comes back as a tool error
+carrying the CLI's one-line message. Every tool takes an optional `namespace` (default:
+the server's, from `--ns` or MEMOREPAIR_NAMESPACE); one connection serves them all.
+
+**Who calls.** Over stdio every call acts as the local principal. Over HTTP the server is
+an OAuth 2.1 resource server through the SDK's own auth: `AuthSettings` (protected
+resource metadata at `/.well-known/oauth-protected-resource/mcp`), the bearer middleware
+(401 with `WWW-Authenticate` for a missing, bad, expired or revoked token) and a
+`TokenVerifier` that asks `api.authenticator` (API keys, JWTs). Each tool call then acts
+as the request's principal in its MCP session (`mcp-session-id`), which use records keep
+for `audit exposure`; the SDK binds a session to the principal that opened it.
+
+**Limits (HTTP).** Per principal, requests per minute and requests in flight
+(`RateLimits`, an ASGI middleware after authentication: HTTP 429 with a JSON-RPC error
+and `Retry-After`); `k` and content size per tool call (tool errors); request body size
+(413) and open sessions (503) through the SDK's own settings; idle sessions expire.
 
 What no other memory server offers, and the reason to use this one: `memory_forget`
 withdraws everything derived from what is forgotten before it returns, `repair_plan`
@@ -16,18 +29,27 @@ served and on what support.
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import math
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorepair.api import MemoryStore, open_store, stranded
-from memorepair.errors import MemoRepairError
+from memorepair.api import MemoryStore, Principal, authenticator, open_store, stranded
+from memorepair.errors import AccessDeniedError, ConfigError, MemoRepairError
 from memorepair.events import RepairReport
 from memorepair.model import Artifact
 from memorepair.settings import Settings
@@ -59,24 +81,67 @@ DESTRUCTIVE = ToolAnnotations(
 )
 
 
+#: Who a tool call acts as: a principal (None: the store's own, the local one) and the
+#: MCP session it came in (None over stdio).
+Who = tuple[Principal | None, str | None]
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Per-call limits on the shared surface (HTTP): answered as tool errors."""
+
+    max_k: int
+    max_content_bytes: int
+
+    def check_k(self, k: int) -> None:
+        if k > self.max_k:
+            raise _LimitError(f"k={k} is over this server's limit of {self.max_k} results")
+
+    def check_content(self, *texts: str | None) -> None:
+        size = sum(len(t.encode("utf-8")) for t in texts if t)
+        if size > self.max_content_bytes:
+            raise _LimitError(
+                f"content of {size} bytes is over this server's limit of "
+                f"{self.max_content_bytes} bytes per call (MEMOREPAIR_HTTP_MAX_CONTENT_BYTES)"
+            )
+
+
+class _LimitError(MemoRepairError):
+    """A tool call over one of the HTTP limits."""
+
+
 class Memories:
     """One MemoryStore per namespace the clients use, over one connection opened on first
-    use (so a client can list the tools before Neo4j is up)."""
+    use (so a client can list the tools before Neo4j is up); each call gets a view of it
+    acting as the caller (`who`)."""
 
-    def __init__(self, opener: Callable[[], MemoryStore]) -> None:
+    def __init__(
+        self,
+        opener: Callable[[], MemoryStore],
+        *,
+        who: Callable[[], Who] = lambda: (None, None),
+        limits: ToolLimits | None = None,
+    ) -> None:
         self._opener = opener
         self._base: MemoryStore | None = None
         self._by_ns: dict[str, MemoryStore] = {}
         self._lock = threading.Lock()
+        #: Who the current tool call acts as (read in the call's own async context).
+        self.who = who
+        self.limits = limits
 
-    def get(self, namespace: str | None) -> MemoryStore:
+    def get(self, namespace: str | None, who: Who = (None, None)) -> MemoryStore:
         with self._lock:
             if self._base is None:
                 self._base = self._opener()
             ns = namespace or self._base.ns
             if ns not in self._by_ns:
                 self._by_ns[ns] = self._base.namespace(ns)
-            return self._by_ns[ns]
+            memory = self._by_ns[ns]
+        principal, session = who
+        if principal is None and session is None:
+            return memory
+        return memory.acting_as(principal, session=session)
 
     def close(self) -> None:
         with self._lock:
@@ -106,8 +171,13 @@ async def _run(
     """Run blocking API work on a worker thread; MemoRepair errors become tool errors
     with the message the CLI prints (the model can act on it: which uid, what to do)."""
 
+    try:
+        who = memories.who()
+    except MemoRepairError as exc:
+        return _error(str(exc))
+
     def call() -> Mapping[str, Any]:
-        memory = memories.get(namespace)
+        memory = memories.get(namespace, who)
         return {"namespace": memory.ns, **work(memory)}
 
     try:
@@ -165,13 +235,116 @@ def plan_json(plan_data: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    """How `memorepair mcp --http` listens."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    #: Serve without authentication, as the local principal: loopback only.
+    dev_no_auth: bool = False
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
+
+    def check(self) -> None:
+        """Refuse what would hand the memory or the tokens to the network."""
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("--tls-cert and --tls-key go together")
+        if self.dev_no_auth and not loopback(self.host):
+            raise ConfigError(
+                f"--dev-no-auth serves without authentication: only on loopback "
+                f"(127.0.0.1, ::1, localhost), not {self.host!r}"
+            )
+        if not loopback(self.host) and self.tls_cert is None:
+            raise ConfigError(
+                f"serving on {self.host!r} sends bearer tokens over the network: give "
+                "--tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy"
+            )
+
+
+def loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class PrincipalToken(AccessToken):
+    """The SDK's access token, with how its principal was established (API key, JWT)."""
+
+    via: Literal["api-key", "jwt"]
+
+
+class Verifier:
+    """The SDK's `TokenVerifier`: a bearer token to its principal (`api.authenticator`),
+    off the event loop (a JWT may need the issuer's key set; an API key a hash)."""
+
+    def __init__(self, check: Any, resource_url: str) -> None:
+        self._check = check
+        self._resource = resource_url
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        found = await anyio.to_thread.run_sync(self._check.authenticate, token)
+        if found is None:
+            return None
+        name = found.principal.name
+        return PrincipalToken(
+            token=token,
+            client_id=name,
+            subject=name,
+            scopes=list(found.scopes),
+            expires_at=found.expires_at,
+            resource=self._resource,
+            claims=found.claims or None,
+            via=found.principal.via,
+        )
+
+
+def _who_of(server: FastMCP, *, authenticated: bool) -> Callable[[], Who]:
+    """Who the current tool call acts as: the request's authenticated principal (HTTP),
+    or the local one (stdio, and `--dev-no-auth`); never the local one when the server
+    requires authentication."""
+
+    def who() -> Who:
+        try:
+            request = server.get_context().request_context.request
+        except (LookupError, ValueError):
+            request = None
+        if request is None:
+            if authenticated:
+                raise AccessDeniedError("this server needs an authenticated principal")
+            return None, None
+        session = request.headers.get("mcp-session-id")
+        user = request.scope.get("user")
+        if isinstance(user, AuthenticatedUser) and isinstance(user.access_token, PrincipalToken):
+            token = user.access_token
+            return Principal(token.client_id, token.via), session
+        if authenticated:
+            raise AccessDeniedError("this server needs an authenticated principal")
+        return None, session
+
+    return who
+
+
 def build_server(
     opener: Callable[[], MemoryStore],
     *,
     port: int = DEFAULT_PORT,
+    host: str = "127.0.0.1",
+    auth: tuple[AuthSettings, Verifier] | None = None,
+    limits: ToolLimits | None = None,
+    sessions: tuple[int, float] | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastMCP:
-    """The MCP server over a store opened by `opener` on first use; closed at shutdown."""
-    memories = Memories(opener)
+    """The MCP server over a store opened by `opener` on first use; closed at shutdown.
+    With `auth` every HTTP request needs a bearer token (see the module doc)."""
+    memories = Memories(opener, limits=limits)
 
     @asynccontextmanager
     async def lifespan(_: FastMCP) -> AsyncIterator[None]:
@@ -180,25 +353,174 @@ def build_server(
         finally:
             memories.close()
 
+    extra: dict[str, Any] = {}
+    if auth is not None:
+        extra.update(auth=auth[0], token_verifier=auth[1])
+    if sessions is not None:
+        extra.update(max_sessions=sessions[0], session_idle_timeout=sessions[1])
+    if max_body_bytes is not None:
+        extra.update(max_request_body_size=max_body_bytes)
     server = FastMCP(
         SERVER_NAME,
         instructions=INSTRUCTIONS,
-        host="127.0.0.1",
+        host=host,
         port=port,
         lifespan=lifespan,
         log_level="WARNING",  # stderr stays quiet: hosts show it to users
+        **extra,
     )
+    memories.who = _who_of(server, authenticated=auth is not None)
     for tool, hints in _tools(memories):
         server.add_tool(tool, name=tool.__name__, annotations=hints)
     return server
 
 
 def serve(
-    settings: Settings, *, ns: str | None = None, http: bool = False, port: int = DEFAULT_PORT
+    settings: Settings,
+    *,
+    ns: str | None = None,
+    http: bool = False,
+    options: HttpOptions | None = None,
 ) -> None:
     """Run the server until the client closes stdio (or until interrupted, for HTTP)."""
-    server = build_server(lambda: open_store(ns=ns, settings=settings), port=port)
-    server.run("streamable-http" if http else "stdio")
+    opener = lambda: open_store(ns=ns, settings=settings)  # noqa: E731
+    if not http:
+        build_server(opener).run("stdio")
+        return
+    app = http_app(settings, opener, options or HttpOptions())
+    _run_http(app, options or HttpOptions())
+
+
+def http_app(
+    settings: Settings, opener: Callable[[], MemoryStore], options: HttpOptions
+) -> ASGIApp:
+    """The HTTP server's ASGI app: auth (unless --dev-no-auth), limits, the MCP endpoint."""
+    from starlette.middleware import Middleware
+
+    options.check()
+    resource = settings.http_resource_url or f"{options.scheme}://{options.host}:{options.port}/mcp"
+    auth = None
+    if not options.dev_no_auth:
+        check = authenticator(settings, resource_url=resource)
+        if check.jwt is None and not any(
+            p.keys and not p.revoked_at for p in check.keys.principals()
+        ):
+            raise ConfigError(
+                "`mcp --http` needs a way to authenticate its callers: add an API key "
+                "(memorepair principals add NAME) or set MEMOREPAIR_AUTH_ISSUER and "
+                "MEMOREPAIR_AUTH_JWKS_URL (README: Sharing memory); --dev-no-auth serves "
+                "loopback without authentication, for development only"
+            )
+        verifier = Verifier(check, resource)
+        auth_settings = AuthSettings(
+            issuer_url=settings.auth_issuer or resource,  # type: ignore[arg-type]
+            resource_server_url=resource,  # type: ignore[arg-type]
+            required_scopes=settings.auth_required_scopes or None,
+            validate_token_resource=False,  # the verifier checks `aud` itself
+        )
+        auth = (auth_settings, verifier)
+    server = build_server(
+        opener,
+        port=options.port,
+        host=options.host,
+        auth=auth,
+        limits=ToolLimits(settings.http_max_k, settings.http_max_content_bytes),
+        sessions=(settings.http_max_sessions, settings.http_session_idle_s),
+        max_body_bytes=settings.http_max_body_bytes,
+    )
+    app = server.streamable_http_app()
+    app.user_middleware.append(
+        Middleware(
+            RateLimits,
+            per_minute=settings.http_rate_per_minute,
+            in_flight=settings.http_max_in_flight,
+        )
+    )
+    return app
+
+
+def _run_http(app: ASGIApp, options: HttpOptions) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        ssl_certfile=str(options.tls_cert) if options.tls_cert else None,
+        ssl_keyfile=str(options.tls_key) if options.tls_key else None,
+    )
+    uvicorn.Server(config).run()
+
+
+class RateLimits:
+    """Per-principal request rate (a token bucket: `per_minute`, bursts of a tenth of it,
+    at least 10) and requests in flight, after authentication. Beyond either, HTTP 429
+    with a JSON-RPC error and `Retry-After`: one principal cannot starve the others.
+    Requests without a principal pass through (the SDK answers them 401)."""
+
+    def __init__(self, app: ASGIApp, *, per_minute: int, in_flight: int) -> None:
+        self.app = app
+        self.rate = per_minute / 60.0
+        self.burst = float(max(10, per_minute // 10))
+        self.in_flight = in_flight
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._busy: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user") if scope["type"] == "http" else None
+        if not isinstance(user, AuthenticatedUser):
+            await self.app(scope, receive, send)
+            return
+        name = user.access_token.client_id
+        wait = self._take(name)
+        if wait > 0:
+            await _too_many(send, f"over {self.rate * 60:.0f} requests per minute", wait)
+            return
+        counted = scope.get("method") == "POST"  # GET is the long-lived event stream
+        if counted and self._busy.get(name, 0) >= self.in_flight:
+            await _too_many(send, f"over {self.in_flight} requests in flight", 1.0)
+            return
+        if counted:
+            self._busy[name] = self._busy.get(name, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if counted:
+                self._busy[name] -= 1
+
+    def _take(self, name: str) -> float:
+        """Take one request from `name`'s bucket: 0, or the seconds until one is back."""
+        now = time.monotonic()
+        tokens, at = self._buckets.get(name, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate)
+        if tokens < 1.0:
+            self._buckets[name] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[name] = (tokens - 1.0, now)
+        return 0.0
+
+
+async def _too_many(send: Send, why: str, retry_after_s: float) -> None:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32000, "message": f"rate limit: {why} for this principal"},
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(max(1, math.ceil(retry_after_s))).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
 
 
 def _tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
@@ -232,6 +554,8 @@ def _read_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnota
         """
 
         def work(memory: MemoryStore) -> dict[str, Any]:
+            if memories.limits is not None:
+                memories.limits.check_k(k)
             hits = memory.search(
                 query,
                 k,
@@ -297,6 +621,8 @@ def _write_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnot
                 item[key] = value
 
         def work(memory: MemoryStore) -> dict[str, Any]:
+            if memories.limits is not None:
+                memories.limits.check_content(content, json.dumps(meta) if meta else None)
             row = memory.record(item, on_stale=on_stale)
             version = row["vid"].rsplit("@", 1)[1]  # a new uid's first version
             return {**row, "served": bool(row["live"]), "pin": f"{uid}@{version}"}
@@ -337,13 +663,15 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
         from the old one is withdrawn at once and rebuilt from the new one (or removed).
         What you leave out (content, meta, inputs) is kept. The result lists what was
         republished, removed and, under `stranded`, what could not be repaired."""
-        return await _run(
-            memories,
-            namespace,
-            lambda m: report_json(
-                m.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
-            ),
-        )
+
+        def work(memory: MemoryStore) -> dict[str, Any]:
+            if memories.limits is not None:
+                memories.limits.check_content(content, json.dumps(meta) if meta else None)
+            return report_json(
+                memory.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
+            )
+
+        return await _run(memories, namespace, work)
 
     async def memory_correct(
         corrections: list[dict[str, Any]],
@@ -355,11 +683,13 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
         correction is {"uid", "content", "meta"?, "inputs"?}. Everything derived from the
         wrong versions is withdrawn and rebuilt from the corrected ones. `erase=true`
         also erases the wrong text everywhere (as memory_forget does)."""
-        return await _run(
-            memories,
-            namespace,
-            lambda m: report_json(m.correct(corrections, reason=reason, erase=erase)),
-        )
+
+        def work(memory: MemoryStore) -> dict[str, Any]:
+            if memories.limits is not None:
+                memories.limits.check_content(json.dumps(corrections))
+            return report_json(memory.correct(corrections, reason=reason, erase=erase))
+
+        return await _run(memories, namespace, work)
 
     async def memory_forget(
         uids: list[str],
@@ -480,4 +810,27 @@ def _inspect_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnn
 
         return await _run(memories, namespace, work)
 
-    return [(repair_plan, READ_ONLY), (repair_status, READ_ONLY), (audit_check, READ_ONLY)]
+    return [
+        (repair_plan, READ_ONLY),
+        (repair_status, READ_ONLY),
+        (audit_check, READ_ONLY),
+        *_sharing_tools(memories),
+    ]
+
+
+def _sharing_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
+    async def audit_exposure(event_id: str, namespace: str | None = None) -> CallToolResult:
+        """Who was served what a repair event withdrew, before it did (auditor role): for
+        each withdrawn version that was read, which principal in which session, how many
+        reads, first and last time, most read first; and totals per principal. Ids and
+        times only. Use it after memory_forget / memory_correct to find the agents that
+        acted on the wrong memory."""
+        return await _run(memories, namespace, lambda m: m.exposure(event_id))
+
+    async def whoami(namespace: str | None = None) -> CallToolResult:
+        """Which principal this connection acts as, and its roles in the namespace
+        (reader: search/get/lineage; writer: record/update; curator: forget/correct/
+        migrate; auditor: audit/plan/status/exposure; admin: all)."""
+        return await _run(memories, namespace, lambda m: m.whoami())
+
+    return [(audit_exposure, READ_ONLY), (whoami, READ_ONLY)]
