@@ -459,8 +459,16 @@ class RateLimits:
     with a JSON-RPC error and `Retry-After`: one principal cannot starve the others.
     Requests without a principal pass through (the SDK answers them 401)."""
 
-    def __init__(self, app: ASGIApp, *, per_minute: int, in_flight: int) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        per_minute: int,
+        in_flight: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.app = app
+        self._clock = clock
         self.rate = per_minute / 60.0
         self.burst = float(max(10, per_minute // 10))
         self.in_flight = in_flight
@@ -491,7 +499,7 @@ class RateLimits:
 
     def _take(self, name: str) -> float:
         """Take one request from `name`'s bucket: 0, or the seconds until one is back."""
-        now = time.monotonic()
+        now = self._clock()
         tokens, at = self._buckets.get(name, (self.burst, now))
         tokens = min(self.burst, tokens + (now - at) * self.rate)
         if tokens < 1.0:
