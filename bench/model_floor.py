@@ -1,6 +1,6 @@
 """A lower write floor, decided by measurement: today's model beside the identity model.
 
-Issue 20, deliverable 2 (benchmark only; the engine is unchanged). Run it as
+A benchmark only (the engine is unchanged). Run it as
 ``python -m bench.model_floor`` against the configured Neo4j (``make bench``'s server).
 
 Today's model keeps one ``:Artifact`` node per version, with ``INFLUENCES`` edges between
@@ -635,7 +635,7 @@ def cpu_clock(memory: MemoryStore) -> Callable[[], float]:
     tick = os.sysconf("SC_CLK_TCK")
     stat: Path | None = None
     if memory.settings.uses_local_server:
-        from memorepair.local_server import LocalServer
+        from memorepair.local.server import LocalServer
 
         pid = LocalServer(memory.settings).status().pid
         stat = Path(f"/proc/{pid}/stat") if pid else None

@@ -235,7 +235,7 @@ def _server_memory(memory: MemoryStore) -> str:
     except DatabaseError:
         pass
     if memory.settings.uses_local_server:
-        from memorepair.local_server import LocalServer
+        from memorepair.local.server import LocalServer
 
         pid = LocalServer(memory.settings).status().pid
         status = Path(f"/proc/{pid}/status") if pid else None

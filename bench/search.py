@@ -346,7 +346,7 @@ def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q
 def _use_overhead(
     memory: MemoryStore, truth: Truth, qs: Sequence[str], qvs: np.ndarray, rounds: int = 3
 ) -> None:
-    """Search latency with use recording on vs off (issue 19), same run, alternating
+    """Search latency with use recording on vs off, same run, alternating
     rounds so load drifts hit both; and what the flushes (background and last) took."""
     recorder, was = memory.uses, memory.uses.enabled
     before = dict(recorder.stats)

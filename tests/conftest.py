@@ -1,4 +1,6 @@
-"""Test tiers: `tests/unit` needs no database; `tests/integration` runs against a real Neo4j.
+"""Test tiers: `tests/unit` needs no database; `tests/integration` runs against a real Neo4j;
+`tests/bench` tests the benchmarks, those of its tests that use the database among the
+integration tier.
 
 The integration tier uses the server named by NEO4J_URI when it is set (the official
 driver's convention), else the project's local Community server, started once per
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memorepair.api import MemoryStore, open_store
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
 
 #: The integration tests repair the sample memory through the API and the CLI (in child
@@ -27,7 +29,8 @@ os.environ.setdefault("MEMOREPAIR_SAMPLE_TOOLS", "true")
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if "integration" in Path(str(item.fspath)).parts:
+        uses_server = "neo4j_settings" in getattr(item, "fixturenames", ())
+        if uses_server or "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
 
 

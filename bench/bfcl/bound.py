@@ -1,4 +1,4 @@
-"""An upper bound on what any selection can recover within a cost budget (issue 5's target).
+"""An upper bound on what any selection can recover within a cost budget (the evaluation's target).
 
 The harness measures min-cut at a few λ. Whether recovered >= 0.95 at cost_norm <= 0.6 is
 reachable at all on this memory is a different question: it asks about every

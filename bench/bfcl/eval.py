@@ -366,7 +366,7 @@ def format_table(summary: Sequence[dict[str, Any]]) -> str:
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in table)
 
 
-#: Issue 5's recovery target: recovered >= 95% of Repair-all at normalised cost <= 0.6.
+#: The evaluation's recovery target: recovered >= 95% of Repair-all at normalised cost <= 0.6.
 TARGET_RECOVERED = 0.95
 TARGET_COST = 0.6
 

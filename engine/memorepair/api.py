@@ -35,8 +35,6 @@ from memorepair import (
     audit,
     embedding,
     events,
-    purge,
-    queries,
     recording,
     repair,
     show,
@@ -57,6 +55,7 @@ from memorepair.errors import (
 )
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, dump_lines, parse_event, read_event
+from memorepair.local import purge
 from memorepair.model import (
     NS_PATTERN,
     PIN,
@@ -70,26 +69,25 @@ from memorepair.model import (
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
-from memorepair.recording import OnStale
+from memorepair.recording import CLEAR_NAMESPACE, OnStale
 from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import search as searching
+from memorepair.serving.retrieve import (
+    COUNT_BY_VISIBILITY,
+    EXPORT_LIVE,
+    LIST_PATHS,
+    LIST_SERVED,
+    READ_SERVED,
+    RETRIEVE,
+    RETRIEVE_RELATED,
+    RETRIEVE_SCAN_REST,
+    RETRIEVE_UID,
+)
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Row, Store
-
-CLEAR_NAMESPACE = queries.named("store/clear_namespace")
-COUNT_BY_VISIBILITY = queries.named("store/count_by_visibility")
-EXPORT_LIVE = queries.named("store/export_live")
-RETRIEVE = queries.named("serving/retrieve")
-RETRIEVE_RELATED = queries.named("serving/retrieve_related")
-RETRIEVE_UID = queries.named("serving/retrieve_uid")
-RETRIEVE_SCAN_REST = queries.named("serving/retrieve_scan_rest")
-GET_SPACE = queries.named("serving/get_space")
-READ_SERVED = queries.named("serving/read_served")
-LIST_SERVED = queries.named("serving/list_served")
-LIST_PATHS = queries.named("serving/list_paths")
 
 EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
 #: What a serving read handed out: anything with `uid` and `version` (an Artifact, a
@@ -653,7 +651,7 @@ class MemoryStore:
 
     @guarded("audit")
     def report(self, event_id: str) -> RepairReport:
-        return events.report_of(self.store, self.ns, event_id)
+        return audit.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
     @guarded("retrieve")
@@ -823,7 +821,7 @@ class MemoryStore:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
         space = embedding.space_of(self.settings)
-        (found,) = self.store.read(GET_SPACE, ns=self.ns)
+        (found,) = self.store.read(embedding.GET_SPACE, ns=self.ns)
         if found["model"] is None:
             return
         if space is None:  # its successors will have no embedding: search must say so

@@ -1,7 +1,8 @@
-"""Step 6: the audit trail, read back with the same Cypher an auditor pastes into Browser.
+"""The audit trail, read back with the same Cypher an auditor pastes into Browser.
 
-Every function here runs one file of `cypher/audit/` unchanged; the CLI and the Python API
-only format what those queries return.
+Every function here runs files of `cypher/audit/` unchanged; the CLI and the Python API
+only format what those queries return. An event's report (`report_of`) is rebuilt from
+the same trail, so a report never says more than an auditor can check.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from typing import Any
 from memorepair import queries
 from memorepair.erasure import Matcher
 from memorepair.errors import InputError
+from memorepair.events import RepairReport, record
 from memorepair.store import Store
 
 EVENTS = queries.named("audit/events")
 EVENT_CASCADE = queries.named("audit/event_cascade")
 EVENT_SETS = queries.named("audit/event_sets")
-GET_EVENT = queries.named("events/get_event")
+EVENT_SELECTED = queries.named("audit/event_selected")
 LINEAGE = queries.named("audit/lineage")
 STALE_SERVED = queries.named("audit/stale_served")
 STILL_WITHDRAWN = queries.named("audit/still_withdrawn")
@@ -34,10 +36,7 @@ def events(store: Store, ns: str) -> list[dict[str, Any]]:
 
 def event_sets(store: Store, ns: str, event_id: str) -> dict[str, list[dict[str, Any]]]:
     """One event's withdrawn cascade by outcome (published, removed, failed, ...)."""
-    if not store.read(GET_EVENT, key=f"{ns}/{event_id}"):
-        raise InputError(
-            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
-        )
+    record(store, ns, event_id)  # an unknown event is an error, not an empty answer
     rows = store.read(EVENT_SETS, ns=ns, event=event_id)
     return {row["outcome"]: sorted(row["artifacts"], key=lambda a: a["uid"]) for row in rows}
 
@@ -46,12 +45,38 @@ def event_cascade(
     store: Store, ns: str, event_id: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """One event's record and its withdrawn cascade as a graph (`memorepair show`)."""
-    found = store.read(GET_EVENT, key=f"{ns}/{event_id}")
-    if not found:
-        raise InputError(
-            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
-        )
-    return dict(found[0]["event"]), store.read(EVENT_CASCADE, ns=ns, event=event_id)
+    return record(store, ns, event_id), store.read(EVENT_CASCADE, ns=ns, event=event_id)
+
+
+def report_of(
+    store: Store, ns: str, event_id: str, resumed_from: str | None = None
+) -> RepairReport:
+    """Rebuild an event's report from the graph (the audit trail is the truth)."""
+    event = record(store, ns, event_id)
+    rows = store.read(EVENT_SETS, ns=ns, event=event_id)
+    outcomes = {row["outcome"]: sorted(a["uid"] for a in row["artifacts"]) for row in rows}
+    details = {a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")}
+    selected = sorted(store.read(EVENT_SELECTED, ns=ns, event=event_id)[0]["uids"])
+    return RepairReport(
+        event=event_id,
+        type=event["type"],
+        status=event["status"],
+        selector=event.get("selector", ""),
+        lam=float(event["lambda"]),
+        withdrawn=int(event.get("withdrawn", 0)),
+        candidates=int(event.get("candidates", 0)),
+        executable=0,
+        selected=selected,
+        outcomes=outcomes,
+        objective=float(event.get("objective", 0.0)),
+        repair_value=float(event.get("repair_value", 0.0)),
+        cost=float(event.get("cost", 0.0)),
+        repair_all_value=float(event.get("repair_all_value", 0.0)),
+        repair_all_cost=float(event.get("repair_all_cost", 0.0)),
+        backend=str(event.get("backend", "")),
+        details=details,
+        resumed_from=resumed_from,
+    )
 
 
 def lineage(store: Store, ns: str, uid: str) -> list[dict[str, Any]]:
@@ -139,12 +164,7 @@ def exposure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
     a record of it is a read from before the barrier whatever the clocks say (the times
     are the reading process's, recorded when the read returned).
     """
-    found = store.read(GET_EVENT, key=f"{ns}/{event_id}")
-    if not found:
-        raise InputError(
-            f"no event {event_id!r} in namespace {ns!r} (see `memorepair audit events`)"
-        )
-    event = dict(found[0]["event"])
+    event = record(store, ns, event_id)  # an unknown event is an error
     rows = [_exposure_row(row) for row in store.read(EXPOSURE, ns=ns, event=event_id)]
     versions = {(r["uid"], r["version"]) for r in rows}
     return {

@@ -1,4 +1,4 @@
-"""Steps 1 and 2: compute the cascade C(F) and withdraw all of it in one transaction.
+"""SPEC §3, the barrier: withdraw the whole cascade C(F) (§2) in one transaction.
 
 The barrier transaction locks the roots, computes the reach over INFLUENCES, withdraws
 it (which locks every node of it), and computes the reach again until nothing new
@@ -31,13 +31,12 @@ from memorepair import queries, replacement
 from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.events import PhaseCommit
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
-from memorepair.store import Store, Tx
+from memorepair.store import LOCK_HEADS, Store, Tx
 
 COUNT_UNHELD = queries.named("barrier/count_unheld")
 COUNT_UNWITHDRAWN = queries.named("barrier/count_unwithdrawn")
 HOLD_CASCADE = queries.named("barrier/hold_cascade")
 LINK_ROOTS = queries.named("barrier/link_roots")
-LOCK_HEADS = queries.named("store/lock_heads")
 MARK_HELD = queries.named("barrier/mark_held")
 OPEN_HOLDERS = queries.named("barrier/open_holders")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")

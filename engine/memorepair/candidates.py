@@ -1,4 +1,4 @@
-"""Step 3: the mode map and the candidate family Q (SPEC §4), as pure functions.
+"""SPEC §4: the mode map and the candidate family Q, as pure functions.
 
 Input is the withdrawn cascade as plain data plus the visibility of the inputs outside
 it; output is one `Candidate` per descendant with its mode mu_i, required predecessors

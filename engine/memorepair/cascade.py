@@ -1,4 +1,4 @@
-"""Step 1: the cascade C(F) as data, and the audit record of what the repair decided on it.
+"""SPEC §2: the cascade C(F) as data, and the audit record of what the repair decided on it.
 
 `reach` reads the cascade a plan would withdraw (nothing written); `read_withdrawn`
 reads the cascade an event holds after its barrier, with the facts a crashed run may
@@ -22,10 +22,10 @@ from memorepair.errors import InputError, some
 from memorepair.model import Arch, Kind, Recipe, RepairEventSpec, artifact_key
 from memorepair.store import Store
 
-PLAN_CASCADE = queries.named("candidates/plan_cascade")
-CASCADE_NODES = queries.named("candidates/cascade_nodes")
-SERVED_INPUTS = queries.named("candidates/served_inputs")
-RECORD_CANDIDATES = queries.named("events/record_candidates")
+PLAN_CASCADE = queries.named("cascade/plan_cascade")
+CASCADE_NODES = queries.named("cascade/cascade_nodes")
+SERVED_INPUTS = queries.named("cascade/served_inputs")
+RECORD_CANDIDATES = queries.named("cascade/record_candidates")
 
 
 @dataclass(frozen=True)

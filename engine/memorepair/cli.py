@@ -296,7 +296,7 @@ def neo4j_start(browser: bool, as_json: bool) -> None:
     the heap, page cache and stop timeout it chose (MEMOREPAIR_HEAP/PAGECACHE `auto`:
     sized from the store on disk).
     """
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     server = LocalServer(_settings())
     status = server.start(progress=lambda m: click.echo(m, err=True), browser=browser)
@@ -323,7 +323,7 @@ def neo4j_stop(as_json: bool) -> None:
     300 s plus 120 s per GB of page cache); a killed server replays its transaction log
     at the next start (shown as progress).
     """
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     stopped = LocalServer(_settings()).stop(progress=lambda m: click.echo(m, err=True))
     _emit(
@@ -337,7 +337,7 @@ def neo4j_stop(as_json: bool) -> None:
 @JSON_OPTION
 def neo4j_status(as_json: bool) -> None:
     """Whether the local server runs, its pid, URI and data folder (exit 3 if stopped)."""
-    from memorepair.local_server import LocalServer
+    from memorepair.local.server import LocalServer
 
     status = LocalServer(_settings()).status()
     _emit(

@@ -32,8 +32,9 @@ from memorepair.model import ArtifactIn
 from memorepair.settings import Settings
 from memorepair.store import Store, Tx
 
-CLAIM_SPACE = queries.named("serving/claim_space")
-MARK_SPACE_STALE = queries.named("serving/mark_space_stale")
+CLAIM_SPACE = queries.named("embedding/claim_space")
+GET_SPACE = queries.named("embedding/get_space")
+MARK_SPACE_STALE = queries.named("embedding/mark_space_stale")
 
 Vector = list[float]
 #: `(url, payload, headers, timeout_s) -> response body`: the HTTP seam.
@@ -375,7 +376,7 @@ def check_space(ns: str, space: Space, model: str | None, dimension: int | None)
         )
 
 
-WRITE_LATE_EMBEDDINGS = queries.named("serving/write_late_embeddings")
+WRITE_LATE_EMBEDDINGS = queries.named("embedding/write_late_embeddings")
 #: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
 BACKLOG_MAX = 50_000
 #: The backlog writes once no version was queued for this long (a burst ends).

@@ -1,5 +1,5 @@
-"""Step 8 of an erasing event (every `delete`, and a `correct` with `erase: true`):
-no copy of the erased text stays anywhere in the graph.
+"""Erasure, the step after publication (SPEC §6) of an erasing event (every `delete`, and a
+`correct` with `erase: true`): no copy of the erased text stays anywhere in the graph.
 
 After publication, every version that holds the roots' old text or was derived from it
 is redacted: the roots' versions from before the event, everything reachable from them

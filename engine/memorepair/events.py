@@ -1,4 +1,4 @@
-"""The lifecycle of one repair event: its node, its phases, resumption and its report.
+"""SPEC §2, the repair event e = (F, tau, Delta): its node, its phases, resumption, its report.
 
     created -> withdrawn -> candidates -> selected -> staged -> validated -> published
     (-> erased, for an event that erases: it completes only once no copy is left)
@@ -34,8 +34,6 @@ GET_EVENT = queries.named("events/get_event")
 OPEN_EVENTS = queries.named("events/open_events")
 RETRIES = queries.named("events/retries")
 SET_PHASE = queries.named("events/set_phase")
-EVENT_SETS = queries.named("audit/event_sets")
-EVENT_SELECTED = queries.named("audit/event_selected")
 
 PHASES = (
     "created",
@@ -286,35 +284,4 @@ def skipped(spec: RepairEventSpec, why: str) -> RepairReport:
         repair_all_cost=0.0,
         backend="",
         details={"error": why},
-    )
-
-
-def report_of(
-    store: Store, ns: str, event_id: str, resumed_from: str | None = None
-) -> RepairReport:
-    """Rebuild an event's report from the graph (the audit trail is the truth)."""
-    event = record(store, ns, event_id)
-    rows = store.read(EVENT_SETS, ns=ns, event=event_id)
-    outcomes = {row["outcome"]: sorted(a["uid"] for a in row["artifacts"]) for row in rows}
-    details = {a["uid"]: a["reason"] for row in rows for a in row["artifacts"] if a.get("reason")}
-    selected = sorted(store.read(EVENT_SELECTED, ns=ns, event=event_id)[0]["uids"])
-    return RepairReport(
-        event=event_id,
-        type=event["type"],
-        status=event["status"],
-        selector=event.get("selector", ""),
-        lam=float(event["lambda"]),
-        withdrawn=int(event.get("withdrawn", 0)),
-        candidates=int(event.get("candidates", 0)),
-        executable=0,
-        selected=selected,
-        outcomes=outcomes,
-        objective=float(event.get("objective", 0.0)),
-        repair_value=float(event.get("repair_value", 0.0)),
-        cost=float(event.get("cost", 0.0)),
-        repair_all_value=float(event.get("repair_all_value", 0.0)),
-        repair_all_cost=float(event.get("repair_all_cost", 0.0)),
-        backend=str(event.get("backend", "")),
-        details=details,
-        resumed_from=resumed_from,
     )

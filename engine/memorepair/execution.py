@@ -1,4 +1,4 @@
-"""Step 5: build every selected successor, in topological order, and stage it.
+"""SPEC §6, execution: build every selected successor, in topological order, and stage it.
 
 Each successor is built by its candidate's operator from Ret(e), X_delta, kappa_e and the
 staged successors of its required predecessors, then written as a *staged* version

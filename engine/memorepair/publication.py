@@ -1,4 +1,4 @@
-"""Step 7: republish validated successors whose required predecessors are republished.
+"""SPEC §6, publication: republish validated successors, each after all that it requires.
 
 Publication commits in topological batches. Each batch locks the retained inputs of its
 successors (a successor whose retained input was withdrawn meanwhile by an overlapping

@@ -1,6 +1,8 @@
 """Loads the named Cypher files under `cypher/` and checks their declared parameters.
 
-Every statement the engine runs is a file, `cypher/<step>/<verb>_<object>.cypher`, so that
+Every statement the engine runs is a file, `cypher/<module>/<verb>_<object>.cypher`, in the
+folder of the one module that runs it (`cypher/serving/search/` for `serving/search.py`; a
+query two modules run belongs to the lower one, whose constant the other imports), so that
 auditors can read and paste exactly what runs. Each file starts with header comments:
 
     // mode: read|write

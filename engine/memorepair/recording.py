@@ -13,7 +13,7 @@ artifact's content is not: by default (MEMOREPAIR_RECORD_EMBEDDING=deferred) a b
 writer (`embedding.EmbeddingBacklog`) adds it just after the commit, off the agent's
 latency path, so a fresh artifact is served and found by words at once and by meaning
 once its embedding lands; `inline` computes it before the transaction and writes it in.
-`record` takes one statement in the common case (`store/record_artifact`); `record_many`
+`record` takes one statement in the common case (`recording/record_artifact`); `record_many`
 and imports write UNWIND batches, two in flight.
 """
 
@@ -33,21 +33,20 @@ from memorepair.codec import stored_json
 from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
-from memorepair.store import Store, Tx
+from memorepair.store import HEADS, LOCK_HEADS, Store, Tx
 
 #: What recording does with an artifact whose pinned input is no longer served.
 OnStale = Literal["withdraw", "refuse"]
 #: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
 IMPORT_BATCH_BYTES = 16 << 20
 
-CREATE_ARTIFACTS = queries.named("store/create_artifacts")
-CREATE_LIVE_ARTIFACTS = queries.named("store/create_live_artifacts")
-CREATE_RELATED = queries.named("store/create_related")
-DELETE_VERSIONS = queries.named("store/delete_versions")
-HEADS = queries.named("store/heads")
-LOCK_HEADS = queries.named("store/lock_heads")
-RECORD_ARTIFACT = queries.named("store/record_artifact")
-STALE_HOLDERS = queries.named("store/stale_holders")
+CREATE_ARTIFACTS = queries.named("recording/create_artifacts")
+CREATE_LIVE_ARTIFACTS = queries.named("recording/create_live_artifacts")
+CREATE_RELATED = queries.named("recording/create_related")
+DELETE_VERSIONS = queries.named("recording/delete_versions")
+RECORD_ARTIFACT = queries.named("recording/record_artifact")
+STALE_HOLDERS = queries.named("recording/stale_holders")
+CLEAR_NAMESPACE = queries.named("recording/clear_namespace")
 
 
 @dataclass
@@ -250,7 +249,7 @@ def record(
     by: str | None = None,
 ) -> dict[str, Any]:
     """Record one artifact derived by an agent: one transaction, in the common case one
-    statement (`store/record_artifact`), so its latency is close to a bare write's.
+    statement (`recording/record_artifact`), so its latency is close to a bare write's.
 
     Unpinned inputs must be current artifacts (their served versions are linked). A pinned
     input (`uid@N`) that is no longer served makes the artifact stale: it is recorded

@@ -22,6 +22,7 @@ from functools import partial
 from typing import Any, ParamSpec, TypeVar, cast
 
 from memorepair import (
+    audit,
     barrier,
     cascade,
     erasure,
@@ -238,7 +239,7 @@ def retry(
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
         return run(store, registry, config, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
-    stranded = _stranded(events.report_of(store, ns, base))
+    stranded = _stranded(audit.report_of(store, ns, base))
     if not stranded:
         raise InputError(f"event {base!r} left nothing failed or blocked to retry")
     record = events.record(store, ns, event_id)
@@ -299,7 +300,7 @@ def _run(
         by=by,
     )
     if event.completed:
-        return events.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
+        return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
     if recorded and not event.reached("withdrawn") and spec.replacements:
         _refuse(
             event,

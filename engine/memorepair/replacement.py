@@ -21,13 +21,11 @@ from memorepair.codec import stored_json
 from memorepair.errors import CascadeBusyError, InputError, UnknownArtifactError, some
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
 from memorepair.settings import Settings
-from memorepair.store import Tx
+from memorepair.store import HEADS, LOCK_HEADS, Tx
 
-LOCK_HEADS = queries.named("store/lock_heads")
-HEADS = queries.named("store/heads")
-MAX_VERSIONS = queries.named("execution/max_versions")
-REPLACE_ROOTS = queries.named("barrier/replace_roots")
-LINK_REPLACEMENTS = queries.named("barrier/link_replacements")
+MAX_VERSIONS = queries.named("replacement/max_versions")
+REPLACE_ROOTS = queries.named("replacement/replace_roots")
+LINK_REPLACEMENTS = queries.named("replacement/link_replacements")
 
 
 @dataclass(frozen=True)

@@ -86,12 +86,12 @@ class Settings(BaseSettings):
 
     # --- the local server (used when no NEO4J_URI is set) ---------------------------------
     state_dir: Path = Path(".memorepair")
-    #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `neo4j_releases.py`.
+    #: 5.26.x (LTS, Java 17) or 2026.x (Java 25): see `local/releases.py`.
     neo4j_version: str = Field(default="5.26.30", pattern=r"^\d+\.\d+\.\d+$")
     bolt_port: int = Field(default=7687, ge=1024, le=65535)
     #: Neo4j Browser and the HTTP API, on 127.0.0.1 only (`neo4j start --browser`).
     http_port: int = Field(default=7474, ge=1024, le=65535)
-    #: `auto` sizes both from the store at each start (`server_sizing.py`), or e.g. `8g`.
+    #: `auto` sizes both from the store at each start (`local/sizing.py`), or e.g. `8g`.
     heap: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
     pagecache: str = Field(default="auto", pattern=r"^(auto|\d+[mgMG])$")
     local_auth: bool = True
@@ -119,7 +119,7 @@ class Settings(BaseSettings):
     costs: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_COSTS))
     max_content_bytes: int = Field(default=1_000_000, gt=0)
 
-    # --- values from use, costs from work (issue 19; docs/values.md) --------------------
+    # --- values from use, costs from work (docs/values.md) -------------------------------
     #: Serving reads (retrieve, search, MCP, LangGraph) count what they served per uid,
     #: buffered and written in batches off the read's path. Off: nothing is written.
     use_recording: bool = True
@@ -164,7 +164,7 @@ class Settings(BaseSettings):
             raise ValueError(problem)
         return v
 
-    # --- search: embeddings and searchable meta fields (issue 16) -----------------------
+    # --- search: embeddings and searchable meta fields -----------------------------------
     #: Unset: the offline default (wordllama, weights inside its wheel, no network). Set:
     #: an OpenAI-compatible endpoint, e.g. `http://127.0.0.1:8080/v1` (POST .../embeddings).
     embedding_base_url: str | None = None

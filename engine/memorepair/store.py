@@ -39,6 +39,10 @@ Row = dict[str, Any]
 SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
 SCHEMA_CONSTRAINTS = queries.named("store/schema_constraints")
 PING = queries.named("store/ping")
+#: The current version of each key, and the same with a write lock on each: recording,
+#: the barrier and a correction's replacement all start from them.
+HEADS = queries.named("store/heads")
+LOCK_HEADS = queries.named("store/lock_heads")
 SEARCH_INDEX_SYNCHRONOUS = queries.named("store/search_index_synchronous")
 DROP_SEARCH_INDEX = queries.named("store/drop_search_index")
 
@@ -104,7 +108,7 @@ class Store:
                 (settings.neo4j_username, password.get_secret_value()) if password else None
             )
         else:
-            from memorepair.local_server import LocalServer  # local only when no URI is set
+            from memorepair.local.server import LocalServer  # local only when no URI is set
 
             server = LocalServer(settings)
             uri = settings.local_uri

@@ -1,4 +1,4 @@
-"""Step 6: Validate_i(z_i) on every successor, before anything may be published.
+"""SPEC §6, validation: Validate_i(z_i) on every successor, before anything is published.
 
 Each candidate's own operator checks its successor (replay consistency for recompute,
 schema and regression checks for regen, sandboxed behaviour for chain skills,
@@ -23,7 +23,7 @@ from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.store import Store, WriteBehind
 
-RECORD_VALIDATION = queries.named("execution/record_validation")
+RECORD_VALIDATION = queries.named("validation/record_validation")
 
 
 def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:

@@ -1,4 +1,4 @@
-"""Default values from use and costs from work (issue 19; docs/values.md).
+"""Default values from use and costs from work, the w_i and c_i of SPEC §4 (docs/values.md).
 
 The selection maximises `sum w - lambda * sum c`; nobody in a deployment sets w and c by
 hand, so the engine derives them, and says where each came from:
@@ -30,7 +30,7 @@ from memorepair.model import MAX_COST, artifact_key
 from memorepair.serving.usage import decay
 from memorepair.store import Store
 
-READ_USAGE = queries.named("usage/read_usage")
+READ_USAGE = queries.named("values/read_usage")
 
 EXPLICIT, USE, WORK, PRIOR = "explicit", "use", "work", "prior"
 

@@ -18,7 +18,7 @@ import pytest
 from memorepair import queries, sample
 from memorepair.api import open_store
 from memorepair.errors import ServerError
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
 
 EVENT = "sample-correct-budget"

@@ -29,7 +29,7 @@ from reliability_support import (
 
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import DatabaseError
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.model import ArtifactIn, Kind
 from memorepair.settings import Settings
 

@@ -17,7 +17,7 @@ import pytest
 from pydantic import SecretStr
 from reliability_support import MEMORYREPAIR_BIN
 
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
 from memorepair.store import Store
 

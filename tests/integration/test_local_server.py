@@ -11,7 +11,7 @@ import pytest
 from pydantic import SecretStr
 
 from memorepair.errors import ConfigError, ServerError
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
 from memorepair.store import Store
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memorepair.api import MemoryStore, open_store, purge_local_server
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
 
 PASSPORT = "Quote passport QX77812 when booking flights."

@@ -34,7 +34,7 @@ REACH_QUERIES = [
     queries.load("barrier/count_unwithdrawn"),
     queries.load("barrier/hold_cascade"),
     queries.load("barrier/count_unheld"),
-    queries.load("candidates/plan_cascade"),
+    queries.load("cascade/plan_cascade"),
 ]
 
 

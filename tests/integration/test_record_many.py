@@ -13,7 +13,7 @@ from memorepair.api import MemoryStore, open_store
 from memorepair.errors import InputError, UnknownArtifactError
 from memorepair.model import ArtifactIn, Kind
 
-TARGETS = queries.load("serving/reindex_targets")
+TARGETS = queries.load("serving/reindex/reindex_targets")
 SYNCHRONOUS_SEARCH_INDEX = queries.named(
     "create_synchronous_search_index",
     root=Path(__file__).parents[2] / "bench" / "cypher",

@@ -16,7 +16,7 @@ from pydantic import SecretStr
 
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import InputError
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings
 
 Mode = Literal["writer", "any"]

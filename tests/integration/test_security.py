@@ -18,7 +18,7 @@ from reliability_support import ROOT, SAMPLE, run_cli, sample_event, versions
 from memorepair import queries
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import ConfigError
-from memorepair.local_server import LocalServer
+from memorepair.local.server import LocalServer
 from memorepair.settings import Settings
 
 ENGINE = ROOT / "engine" / "memorepair"

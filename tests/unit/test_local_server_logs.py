@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memorepair.local_server import read_from, recovery_percent
+from memorepair.local.server import read_from, recovery_percent
 
 # Lines as Neo4j 5.26 wrote them here, replaying its log after a SIGKILL mid-shutdown.
 RECOVERING = """\

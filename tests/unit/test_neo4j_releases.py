@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memorepair import neo4j_releases as releases
 from memorepair.errors import ConfigError, ServerError
-from memorepair.local_server import LocalServer
-from memorepair.server_sizing import GIB, MIB, format_size, parse_size, size_server, store_facts
+from memorepair.local import releases
+from memorepair.local.server import LocalServer
+from memorepair.local.sizing import GIB, MIB, format_size, parse_size, size_server, store_facts
 from memorepair.settings import load_settings
 
 

@@ -45,7 +45,7 @@ def test_wheel_works_outside_the_checkout(tmp_path: Path) -> None:
     )
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]);"
-        "import memorepair, memorepair.queries as q, memorepair.local_server as ls;"
+        "import memorepair, memorepair.queries as q, memorepair.local.server as ls;"
         "from memorepair import sample;"
         "assert 'site' in memorepair.__file__, memorepair.__file__;"
         "names = q.all_names(); [q.load(n) for n in names];"

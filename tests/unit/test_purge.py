@@ -7,19 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memorepair import neo4j_files, purge
 from memorepair.erasure import Matcher, fingerprints
 from memorepair.errors import ConfigError
-from memorepair.neo4j_files import (
-    PAGE,
-    PROPERTY_PER_PAGE,
-    PROPERTY_RECORD,
-    FreeRecords,
-    free_dynamic_records,
-    free_property_records,
-    text_runs,
-)
-from memorepair.purge import (
+from memorepair.local import purge, store_files
+from memorepair.local.purge import (
     DYNAMIC_DATA,
     DYNAMIC_PER_PAGE,
     FILL_RECORDS,
@@ -28,6 +19,15 @@ from memorepair.purge import (
     last_log_version,
     plan_filler,
     scan_files,
+)
+from memorepair.local.store_files import (
+    PAGE,
+    PROPERTY_PER_PAGE,
+    PROPERTY_RECORD,
+    FreeRecords,
+    free_dynamic_records,
+    free_property_records,
+    text_runs,
 )
 from memorepair.settings import load_settings
 
@@ -127,7 +127,7 @@ def test_the_scan_finds_erased_text_in_binary_files_and_names_them(tmp_path: Pat
 def test_text_runs_are_whole_across_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int
 ) -> None:
-    monkeypatch.setattr(neo4j_files, "CHUNK", chunk)
+    monkeypatch.setattr(store_files, "CHUNK", chunk)
     path = tmp_path / "f"
     long_run = "lorem ipsum " * 30 + SECRET
     blob = b"\x00" * 60 + b"passport QX77812" + b"\xff" * 9 + long_run.encode() + b"\x01ab\x02"
@@ -139,13 +139,13 @@ def test_text_runs_are_whole_across_chunks(
 def test_a_very_long_run_is_read_in_overlapping_pieces(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, at: int
 ) -> None:
-    monkeypatch.setattr(neo4j_files, "CHUNK", 64)
-    monkeypatch.setattr(neo4j_files, "MAX_RUN", 256)
-    monkeypatch.setattr(neo4j_files, "RUN_OVERLAP", 64)
+    monkeypatch.setattr(store_files, "CHUNK", 64)
+    monkeypatch.setattr(store_files, "MAX_RUN", 256)
+    monkeypatch.setattr(store_files, "RUN_OVERLAP", 64)
     path = tmp_path / "log"
     path.write_text("x" * at + " " + SECRET + " " + "y" * 600)
     runs = list(text_runs(path))
-    assert len(runs) > 1 and all(len(run) <= 256 + 64 + neo4j_files.TAIL for run in runs)
+    assert len(runs) > 1 and all(len(run) <= 256 + 64 + store_files.TAIL for run in runs)
     assert any(SECRET in run for run in runs)
 
 

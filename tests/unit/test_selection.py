@@ -11,11 +11,11 @@ from unittest import mock
 import igraph as ig
 import numpy as np
 import pytest
-from bench import selection_bench
 from bench.selection_bench import cascade_problem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bench import selection_bench
 from memorepair import selection
 from memorepair.selection import (
     BACKENDS,

@@ -1,4 +1,4 @@
-"""The plugin contracts behind step 5 (execution and validation).
+"""The plugin contracts behind SPEC §6 (execution and validation).
 
 Three kinds of plugin, each found through an entry-point group so that a deployment can
 add its own without touching the engine:

@@ -17,16 +17,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair import queries
+from memorepair import events, queries
 from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import Store
 
-OPEN_EVENTS = queries.named("events/open_events")
-READ_SEARCH_TEXT = queries.named("serving/read_search_text")
-REINDEX_TARGETS = queries.named("serving/reindex_targets")
-SET_SPACE = queries.named("serving/set_space")
-WRITE_SEARCH_FIELDS = queries.named("serving/write_search_fields")
+READ_SEARCH_TEXT = queries.named("serving/reindex/read_search_text")
+REINDEX_TARGETS = queries.named("serving/reindex/reindex_targets")
+SET_SPACE = queries.named("serving/reindex/set_space")
+WRITE_SEARCH_FIELDS = queries.named("serving/reindex/write_search_fields")
 
 
 @dataclass(frozen=True)
@@ -60,7 +59,7 @@ def reindex(
     settings = store.settings
     if not settings.embeddings:
         raise EmbeddingError("embeddings are off (MEMOREPAIR_EMBEDDINGS=false): nothing to do")
-    open_events = store.read(OPEN_EVENTS, ns=ns)
+    open_events = events.open_events(store, ns)
     if open_events:
         ids = [row["id"] for row in open_events][:5]
         raise EmbeddingError(

@@ -35,18 +35,17 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memorepair import queries
-from memorepair.embedding import Embedder, embedder_for, meta_value
+from memorepair.embedding import GET_SPACE, Embedder, embedder_for, meta_value
 from memorepair.errors import EmbeddingError, InputError
 from memorepair.model import Kind, artifact_key
 from memorepair.store import Row, Store
 
-GET_SPACE = queries.named("serving/get_space")
-SEARCH_RELATED = queries.named("serving/search_related")
-SEARCH_TEXT = queries.named("serving/search_text")
-SEARCH_TEXT_ALL = queries.named("serving/search_text_all")
-SEARCH_VECTOR_ALL = queries.named("serving/search_vector_all")
-SEARCH_VECTOR_INDEX = queries.named("serving/search_vector_index")
-SEARCH_VECTOR_SCAN = queries.named("serving/search_vector_scan")
+SEARCH_RELATED = queries.named("serving/search/search_related")
+SEARCH_TEXT = queries.named("serving/search/search_text")
+SEARCH_TEXT_ALL = queries.named("serving/search/search_text_all")
+SEARCH_VECTOR_ALL = queries.named("serving/search/search_vector_all")
+SEARCH_VECTOR_INDEX = queries.named("serving/search/search_vector_index")
+SEARCH_VECTOR_SCAN = queries.named("serving/search/search_vector_scan")
 
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")

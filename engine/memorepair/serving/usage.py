@@ -1,9 +1,9 @@
-"""Use recording: what serving reads served, counted per artifact identity (issue 19).
+"""Use recording: what serving reads served, counted per artifact identity.
 
 A read calls `UseRecorder.note(ns, uids)` with the uids it returned; that only updates
 an in-memory buffer (a dict under a lock), so the read's latency does not include a
 write. A background thread writes the buffer to Neo4j every `MEMOREPAIR_USE_FLUSH_S`
-seconds (and `close` writes what is left), one `serving/record_use` statement per
+seconds (and `close` writes what is left), one `serving/usage/record_use` statement per
 namespace: per uid a count, the last time it was served and a decayed frequency, where
 a use `a` seconds old weighs `2^(-a / half-life)` (`MEMOREPAIR_VALUE_HALF_LIFE_H`). The
 buffer keeps the same decayed sum, so a flush adds exactly what the reads would have
@@ -35,9 +35,9 @@ from memorepair import queries
 from memorepair.model import artifact_key, version_id
 from memorepair.store import Store
 
-RECORD_USE = queries.named("serving/record_use")
-RECORD_EXPOSURE = queries.named("serving/record_exposure")
-EXPIRE_EXPOSURE = queries.named("serving/expire_exposure")
+RECORD_USE = queries.named("serving/usage/record_use")
+RECORD_EXPOSURE = queries.named("serving/usage/record_exposure")
+EXPIRE_EXPOSURE = queries.named("serving/usage/expire_exposure")
 
 log = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Neo4j ships two lines from Maven Central: 5.26 LTS (Java 17 or 21, entry point
 `org.neo4j.server.CommunityEntryPoint`) and the calendar-versioned line that Aura runs
 (2026.x: Java 25, entry point `org.neo4j.server.Neo4jCommunity`). Everything the launcher
-must choose by version lives here, as data, so `local_server.py` holds no version checks
+must choose by version lives here, as data, so `server.py` holds no version checks
 and a new line is one more entry. Which Java binary fits is decided here too: the JVM is
 the first thing a wrong line breaks, and its error ("UnsupportedClassVersionError") says
 nothing about Neo4j.

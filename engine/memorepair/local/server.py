@@ -2,10 +2,10 @@
 
 There is no Docker engine on the machines this project targets and Neo4j is packaged in
 neither Debian nor PyPI, but Maven Central serves the Community jars and Java 17 runs the
-5.26 LTS line (Java 25 the 2026.x line; `neo4j_releases.py` holds what differs). So
+5.26 LTS line (Java 25 the 2026.x line; `releases.py` holds what differs). So
 `start` resolves the jars once into the state folder with Maven, writes a `neo4j.conf`
 (Bolt on 127.0.0.1 only, HTTP off, usage reporting off, no transaction-log preallocation,
-heap and page cache sized from the store by `server_sizing.py`), sets the initial
+heap and page cache sized from the store by `sizing.py`), sets the initial
 password before the first start, and runs the line's stock entry point in its own
 session. It returns once Bolt answers a protocol handshake, so the caller can connect at
 once.
@@ -40,8 +40,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memorepair.errors import ServerError
-from memorepair.neo4j_releases import ENTRY_POINTS, check_downgrade, choose_java, release_for
-from memorepair.server_sizing import Sizing, size_server
+from memorepair.local.releases import ENTRY_POINTS, check_downgrade, choose_java, release_for
+from memorepair.local.sizing import Sizing, size_server
 from memorepair.settings import Settings
 
 #: Whatever the launcher, Maven, the admin tool and the server create: owner-only.
@@ -547,10 +547,10 @@ def read_from(path: Path, offset: int) -> str:
 
 def pom_path() -> Traversable:
     """The pom shipped in the wheel, else the checkout's `neo4j-local/pom.xml`."""
-    packaged = resources.files("memorepair") / "neo4j_local" / "pom.xml"
+    packaged = resources.files("memorepair.local") / "pom.xml"
     if packaged.is_file():
         return packaged
-    return Path(__file__).resolve().parents[2] / "neo4j-local" / "pom.xml"
+    return Path(__file__).resolve().parents[3] / "neo4j-local" / "pom.xml"
 
 
 def _alive(pid: int) -> bool:

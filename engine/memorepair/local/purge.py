@@ -6,7 +6,7 @@ keeps bytes the graph no longer holds, in two places (measured on 5.26, docs/era
 - the transaction logs: every write is logged with its before-image, so the erasing
   transaction itself holds the text, and a log file is only deleted once it is rotated
   out and a checkpoint has passed it (the local server keeps no more than that:
-  `db.tx_log.rotation.retention_policy=keep_none`, 1 MiB files, see `local_server.py`);
+  `db.tx_log.rotation.retention_policy=keep_none`, 1 MiB files, see `server.py`);
 - the store files: a freed string, array or property record keeps its bytes (only its
   in-use flag, or its first block, is cleared) until Neo4j reuses the record.
 
@@ -15,7 +15,7 @@ the log, and no offline store copy (`neo4j-admin database copy` is Enterprise; `
 `load` copy the files byte for byte, freed records included). So `purge`:
 
 1. stops the server (the shutdown checkpoint flushes every page), and counts the free
-   records of the property, string and array stores in their files (`neo4j_files`);
+   records of the property, string and array stores in their files (`store_files`);
 2. starts it again and writes filler nodes: Neo4j hands out freed record ids before new
    ones (`internal.dbms.strictly_prioritize_id_freelist`, on by default), so filler for
    as many records overwrites every freed one, and its volume rotates the transaction
@@ -45,8 +45,8 @@ from typing import Any
 from memorepair import queries
 from memorepair.erasure import Matcher
 from memorepair.errors import ConfigError, InputError
-from memorepair.local_server import TX_LOG_ROTATION_BYTES, LocalServer
-from memorepair.neo4j_files import (
+from memorepair.local.server import TX_LOG_ROTATION_BYTES, LocalServer
+from memorepair.local.store_files import (
     DYNAMIC_HEADER,
     PAGE,
     PROPERTY_PER_PAGE,
@@ -56,12 +56,12 @@ from memorepair.neo4j_files import (
 from memorepair.settings import Settings
 from memorepair.store import Store
 
-CREATE_FILLER = queries.named("purge/create_filler")
-DELETE_FILLER = queries.named("purge/delete_filler")
-ERASURE_PRINTS = queries.named("purge/erasure_prints")
-OPEN_EVENTS = queries.named("purge/open_events")
+CREATE_FILLER = queries.named("local/purge/create_filler")
+DELETE_FILLER = queries.named("local/purge/delete_filler")
+ERASURE_PRINTS = queries.named("local/purge/erasure_prints")
+OPEN_EVENTS = queries.named("local/purge/open_events")
 
-#: Data bytes of a string or array store record, and such records to a page (`neo4j_files`).
+#: Data bytes of a string or array store record, and such records to a page (`store_files`).
 DYNAMIC_DATA = 120
 DYNAMIC_PER_PAGE = PAGE // (DYNAMIC_DATA + DYNAMIC_HEADER)
 #: Dynamic records per filler string or list: whole records only, since Neo4j writes a
