@@ -1,7 +1,8 @@
 """`memorepair`: the command line, one thin command per API call.
 
 Errors of the package are caught once, in `main`, and printed as one line (exit 1; 2 for
-bad input); `--debug` shows the trace. Every command that prints data takes `--json`.
+bad input; 6 when the acting principal lacks the role); `--debug` shows the trace. Every
+command that prints data takes `--json`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from memorepair.errors import ConfigError, InputError, MemoRepairError
+from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
 from memorepair.recording import OnStale
 from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
@@ -194,6 +195,10 @@ def cli(
       memorepair retrieve --uid UID       # serving read: live artifacts only
       memorepair grants set agent-7 team-a reader,writer   # who may do what
       memorepair audit exposure EVENT_ID  # who read what this event withdrew
+
+    Every command acts as a principal (--principal; the OS account by default, which
+    owns every namespace) and needs a role in the namespace (`memorepair grants --help`);
+    without it the command changes nothing and exits 6.
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
     NEO4J_PASSWORD / NEO4J_DATABASE, and an env file only if you name one (--env-file);
@@ -1590,6 +1595,16 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
         sys.exit(4)
 
 
+#: Exit status when the acting principal lacks the role an operation needs.
+DENIED_EXIT = 6
+
+
+def _exit_code(exc: MemoRepairError) -> int:
+    if isinstance(exc, AccessDeniedError):
+        return DENIED_EXIT
+    return 2 if isinstance(exc, InputError) else 1
+
+
 def main() -> None:
     debug = "--debug" in sys.argv
     try:
@@ -1604,7 +1619,7 @@ def main() -> None:
         if debug:
             raise
         click.echo(f"error: {exc}", err=True)
-        sys.exit(2 if isinstance(exc, InputError) else 1)
+        sys.exit(_exit_code(exc))
     except SystemExit:
         raise
 
