@@ -159,7 +159,6 @@ class MemoryStore:
         sibling = MemoryStore(
             self.store, ns, self.registry, self.config, access=self.access, caller=self.caller
         )
-        sibling.uses.close()  # never started: the sibling shares this store's recorder
         sibling.uses = self.uses
         sibling._owns_store = False
         sibling._backlog = self._backlog  # one writer per connection

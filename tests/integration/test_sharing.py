@@ -303,3 +303,24 @@ def _langgraph_read(store: Any, thread: str, key: str) -> None:
     graph = builder.compile(store=store)
     out = graph.invoke({"value": ""}, config={"configurable": {"thread_id": thread}})
     assert out["value"].startswith("Visit the museum")
+
+
+def test_exposure_records_expire_after_their_retention(memory: MemoryStore) -> None:
+    from memorepair.serving.usage import UseRecorder
+
+    now = [1_000_000.0]  # a clock of its own: far in the past, so no other record expires
+    recorder = UseRecorder(
+        memory.store,
+        enabled=False,
+        flush_s=3600,
+        half_life_s=3600,
+        exposure=True,
+        retention_s=86_400.0,
+        clock=lambda: now[0],
+    )
+    recorder.note(memory.ns, [("old", 1)], ("p", "s"))
+    recorder.flush()
+    now[0] += 2 * 86_400
+    recorder.note(memory.ns, [("new", 1)], ("p", "s"))
+    recorder.flush()
+    assert memory.store.read(EXPOSURE_COUNT, ns=memory.ns)[0]["n"] == 1

@@ -11,9 +11,10 @@ added one by one. `values.py` turns the record into the default value w.
 
 The same reads also say who was served which version (exposure): per version, principal
 and session (an MCP session, a LangGraph thread) a count and the first and last time,
-one `serving/record_exposure` statement per namespace at the same flush. After an event,
-`audit exposure` lists who read each version it withdrew (`audit.py`). Records older than
-MEMOREPAIR_EXPOSURE_RETENTION_DAYS are deleted by the flusher (at most every ten minutes).
+one `serving/usage/record_exposure` statement per namespace at the same flush. After an
+event, `audit exposure` lists who read each version it withdrew (`audit.py`). Records
+whose last read is older than MEMOREPAIR_EXPOSURE_RETENTION_DAYS are deleted by a flush
+that wrote exposure records, at most every ten minutes per process.
 
 Usage and exposure records hold identities, counts and times, never content: erasure has
 nothing to scrub in them, and clearing a namespace removes them. `MEMOREPAIR_USE_RECORDING
@@ -170,8 +171,8 @@ class UseRecorder:
         with self._lock:
             pending, self._pending = self._pending, {}
             exposed, self._exposed = self._exposed, {}
-        self._write_exposure(exposed)
-        self._expire()
+        if self._write_exposure(exposed):
+            self._expire()
         started = time.perf_counter()
         written = 0
         for ns, buffer in pending.items():
@@ -190,7 +191,9 @@ class UseRecorder:
             self.stats["seconds"] += time.perf_counter() - started
         return written
 
-    def _write_exposure(self, exposed: dict[str, dict[Exposed, Seen]]) -> None:
+    def _write_exposure(self, exposed: dict[str, dict[Exposed, Seen]]) -> int:
+        """Write the buffered exposure records; how many."""
+        written = 0
         for ns, buffer in exposed.items():
             rows = [
                 {
@@ -208,9 +211,12 @@ class UseRecorder:
             ]
             for batch in self.store.batched(rows):
                 self.store.write(RECORD_EXPOSURE, ns=ns, rows=batch)
+                written += len(batch)
+        return written
 
     def _expire(self) -> None:
-        """Delete exposure records past their retention (at most every EXPIRE_EVERY_S)."""
+        """Delete exposure records past their retention (at most every EXPIRE_EVERY_S), in
+        every namespace: whichever process reads also keeps the records bounded."""
         now = self._clock()
         if self.retention_s is None or now - self._expired_at < EXPIRE_EVERY_S:
             return
