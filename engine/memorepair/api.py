@@ -43,6 +43,7 @@ from memorepair import (
 from memorepair.access import Access, Caller, guarded
 from memorepair.access import Principal as Principal  # the surfaces name principals
 from memorepair.access import check_principal as check_principal
+from memorepair.bearer import loopback as loopback
 from memorepair.codec import artifact_from_row
 from memorepair.credentials import KeyFile
 from memorepair.errors import (

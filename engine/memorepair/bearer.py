@@ -84,12 +84,13 @@ def require_tls(url: str, setting: str) -> None:
     parts = urlsplit(url)
     if parts.scheme == "https":
         return
-    if parts.scheme == "http" and _loopback(parts.hostname or ""):
+    if parts.scheme == "http" and loopback(parts.hostname or ""):
         return
     raise ConfigError(f"{setting} must be an https:// URL (http:// only on loopback), got {url!r}")
 
 
-def _loopback(host: str) -> bool:
+def loopback(host: str) -> bool:
+    """Whether a host name or address stays on this machine."""
     if host == "localhost":
         return True
     try:

@@ -29,7 +29,6 @@ served and on what support.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import math
 import threading
@@ -48,7 +47,14 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorepair.api import MemoryStore, Principal, authenticator, open_store, stranded
+from memorepair.api import (
+    MemoryStore,
+    Principal,
+    authenticator,
+    loopback,
+    open_store,
+    stranded,
+)
 from memorepair.errors import AccessDeniedError, ConfigError, MemoRepairError
 from memorepair.events import RepairReport
 from memorepair.model import Artifact
@@ -129,6 +135,17 @@ class Memories:
         #: Who the current tool call acts as (read in the call's own async context).
         self.who = who
         self.limits = limits
+
+    def over_limit(self, *, k: int = 0, texts: tuple[Any, ...] = ()) -> CallToolResult | None:
+        """A tool error when a call is over the HTTP limits (`k`, content size), else None."""
+        if self.limits is None:
+            return None
+        try:
+            self.limits.check_k(k)
+            self.limits.check_content(*(t if isinstance(t, str) else json.dumps(t) for t in texts))
+        except _LimitError as exc:
+            return _error(str(exc))
+        return None
 
     def get(self, namespace: str | None, who: Who = (None, None)) -> MemoryStore:
         with self._lock:
@@ -264,15 +281,6 @@ class HttpOptions:
                 f"serving on {self.host!r} sends bearer tokens over the network: give "
                 "--tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy"
             )
-
-
-def loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class PrincipalToken(AccessToken):
@@ -561,9 +569,10 @@ def _read_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnota
         `related` adds the hits' related memories.
         """
 
+        if over := memories.over_limit(k=k):
+            return over
+
         def work(memory: MemoryStore) -> dict[str, Any]:
-            if memories.limits is not None:
-                memories.limits.check_k(k)
             hits = memory.search(
                 query,
                 k,
@@ -593,13 +602,17 @@ def _read_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnota
 
         return await _run(memories, namespace, work)
 
+    return [(memory_search, READ_ONLY), (memory_get, READ_ONLY), *_lineage_tools(memories)]
+
+
+def _lineage_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
     async def memory_lineage(uid: str, namespace: str | None = None) -> CallToolResult:
         """Every version of one memory: its inputs, visibility (Live = served), and the
         repair events that withdrew, replaced or republished it. Use it to explain why a
         memory is gone or what an answer was based on."""
         return await _run(memories, namespace, lambda m: {"uid": uid, "versions": m.lineage(uid)})
 
-    return [(memory_search, READ_ONLY), (memory_get, READ_ONLY), (memory_lineage, READ_ONLY)]
+    return [(memory_lineage, READ_ONLY)]
 
 
 def _write_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
@@ -628,9 +641,10 @@ def _write_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnot
             if value is not None:
                 item[key] = value
 
+        if over := memories.over_limit(texts=(content, meta)):
+            return over
+
         def work(memory: MemoryStore) -> dict[str, Any]:
-            if memories.limits is not None:
-                memories.limits.check_content(content, json.dumps(meta) if meta else None)
             row = memory.record(item, on_stale=on_stale)
             version = row["vid"].rsplit("@", 1)[1]  # a new uid's first version
             return {**row, "served": bool(row["live"]), "pin": f"{uid}@{version}"}
@@ -672,14 +686,15 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
         What you leave out (content, meta, inputs) is kept. The result lists what was
         republished, removed and, under `stranded`, what could not be repaired."""
 
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            if memories.limits is not None:
-                memories.limits.check_content(content, json.dumps(meta) if meta else None)
-            return report_json(
-                memory.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
-            )
-
-        return await _run(memories, namespace, work)
+        if over := memories.over_limit(texts=(content, meta)):
+            return over
+        return await _run(
+            memories,
+            namespace,
+            lambda m: report_json(
+                m.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
+            ),
+        )
 
     async def memory_correct(
         corrections: list[dict[str, Any]],
@@ -692,13 +707,18 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
         wrong versions is withdrawn and rebuilt from the corrected ones. `erase=true`
         also erases the wrong text everywhere (as memory_forget does)."""
 
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            if memories.limits is not None:
-                memories.limits.check_content(json.dumps(corrections))
-            return report_json(memory.correct(corrections, reason=reason, erase=erase))
+        if over := memories.over_limit(texts=(corrections,)):
+            return over
+        return await _run(
+            memories,
+            namespace,
+            lambda m: report_json(m.correct(corrections, reason=reason, erase=erase)),
+        )
 
-        return await _run(memories, namespace, work)
+    return [(memory_update, DESTRUCTIVE), (memory_correct, DESTRUCTIVE), *_forget_tools(memories)]
 
+
+def _forget_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
     async def memory_forget(
         uids: list[str],
         reason: str = "",
@@ -716,11 +736,7 @@ def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnno
             lambda m: report_json(m.forget(uids, reason=reason, event_id=event_id)),
         )
 
-    return [
-        (memory_update, DESTRUCTIVE),
-        (memory_correct, DESTRUCTIVE),
-        (memory_forget, DESTRUCTIVE),
-    ]
+    return [(memory_forget, DESTRUCTIVE)]
 
 
 def _migration_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
