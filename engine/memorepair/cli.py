@@ -900,7 +900,7 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
             + f"\n  acting as {data['principal']}"
             + "\n  open events: "
             + (
-                ", ".join(f"{e['id']} ({e['phase']}, by {e['by'] or '?'})" for e in open_events)
+                ", ".join(f"{e['id']} ({e['phase']}) by {e['by'] or '?'}" for e in open_events)
                 or "none"
             )
         )
