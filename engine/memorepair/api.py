@@ -19,13 +19,8 @@ store for another principal or session (the MCP server makes one per request).
 from __future__ import annotations
 
 import copy
-import errno
-import json
-import os
 import re
-import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -40,22 +35,14 @@ from memorepair import (
     show,
     toolschema,
 )
-from memorepair.access import Access, Caller, guarded
-from memorepair.access import Principal as Principal  # the surfaces name principals
-from memorepair.access import check_principal as check_principal
-from memorepair.bearer import loopback as loopback
-from memorepair.codec import artifact_from_row
+from memorepair import changes as specs
+from memorepair.access import Access, Caller, Principal, check_principal, guarded
+from memorepair.bearer import loopback
+from memorepair.changes import EventLike
 from memorepair.credentials import KeyFile
-from memorepair.errors import (
-    ConfigError,
-    EmbeddingError,
-    InputError,
-    UnknownArtifactError,
-    describe_validation,
-    some,
-)
+from memorepair.errors import ConfigError, InputError
 from memorepair.events import RepairReport
-from memorepair.interchange import Memory, dump_lines, parse_event, read_event
+from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
 from memorepair.model import (
     NS_PATTERN,
@@ -65,48 +52,46 @@ from memorepair.model import (
     EdgeIn,
     Progress,
     RepairEventSpec,
-    artifact_key,
 )
 from memorepair.operators.base import Executor, Operator, ToolBackend
 from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
-from memorepair.recording import CLEAR_NAMESPACE, OnStale
+from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
+from memorepair.serving import retrieve as retrieving
 from memorepair.serving import search as searching
-from memorepair.serving.retrieve import (
-    COUNT_BY_VISIBILITY,
-    EXPORT_LIVE,
-    LIST_PATHS,
-    LIST_SERVED,
-    READ_SERVED,
-    RETRIEVE,
-    RETRIEVE_RELATED,
-    RETRIEVE_SCAN_REST,
-    RETRIEVE_UID,
-)
+from memorepair.serving.retrieve import Served
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
-from memorepair.store import Row, Store
+from memorepair.store import Store
 
-EventLike = RepairEventSpec | Mapping[str, Any] | Path | str
+#: What the surfaces (CLI, MCP, LangGraph) and programs type against: they import it from
+#: here, never from the modules below.
+__all__ = [
+    "Caller",
+    "EventLike",
+    "MemoryStore",
+    "Principal",
+    "RepairReport",
+    "Served",
+    "authenticator",
+    "check_principal",
+    "key_file",
+    "local_principal",
+    "loopback",
+    "open_store",
+    "purge_local_server",
+]
+
 #: What a serving read handed out: anything with `uid` and `version` (an Artifact, a
-#: search Hit, a Served), a `(uid, version)` pair, or a `uid@N` pin or bare uid.
+#: search Hit), a Served, a `(uid, version)` pair, or a `uid@N` pin or bare uid.
 ServedLike = Any
 
 
 def _quiet(step: str, done: int, total: int) -> None:
     """The default progress: nothing."""
-
-
-@dataclass(frozen=True)
-class Served:
-    """A served version with its uid's times: first recorded, and this version published."""
-
-    artifact: Artifact
-    created_at: datetime
-    updated_at: datetime
 
 
 class MemoryStore:
@@ -223,7 +208,7 @@ class MemoryStore:
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.flush_embeddings()
-        self.store.autocommit(CLEAR_NAMESPACE, ns=self.ns)
+        recording.clear(self.store, self.ns)
 
     @guarded("record")
     def record(
@@ -236,7 +221,7 @@ class MemoryStore:
         is no longer served is recorded withdrawn (`on_stale="withdraw"`) or refused
         (`"refuse"`), never served.
         """
-        item = artifact if isinstance(artifact, ArtifactIn) else _parse_artifact(artifact)
+        item = artifact if isinstance(artifact, ArtifactIn) else parse_artifact(artifact)
         return recording.record(
             self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog, by=self._by
         )
@@ -257,17 +242,7 @@ class MemoryStore:
         back the batches that committed. Inputs may be earlier or later items of the same
         call, or current artifacts of the store (`uid` or `uid@N`).
         """
-        artifacts: list[ArtifactIn] = []
-        seen: dict[str, int] = {}
-        for number, item in enumerate(items, start=1):
-            artifact = item if isinstance(item, ArtifactIn) else _parse_item(item, number)
-            if artifact.uid in seen:
-                raise InputError(
-                    f"item {number}: uid {artifact.uid!r} is already item {seen[artifact.uid]}"
-                )
-            seen[artifact.uid] = number
-            artifacts.append(artifact)
-        return self.import_items(artifacts, progress, on_stale=on_stale)
+        return self.import_items(parse_items(items), progress, on_stale=on_stale)
 
     @guarded("import")
     def import_items(
@@ -329,67 +304,24 @@ class MemoryStore:
         `force`, and a symbolic link at `path` is refused always: the export never writes
         through a link someone else planted.
         """
-        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
-        try:
-            fd = os.open(path, flags, 0o600)
-        except FileExistsError as exc:
-            kind = "a symbolic link" if path.is_symlink() else "a file"
-            raise InputError(
-                f"{path} is {kind} that already exists; choose another name"
-                + ("" if path.is_symlink() else " or pass --force to overwrite it")
-            ) from exc
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise InputError(
-                    f"{path} is a symbolic link; refusing to write through it"
-                ) from exc
-            raise InputError(f"cannot write {path}: {exc.strerror}") from exc
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        with create_private(path, force=force) as handle:
             return self.export_to(handle, progress=progress)
 
     @guarded("export")
     def export_to(
         self, handle: TextIO, progress: Callable[[int, int], None] = lambda done, total: None
     ) -> int:
-        """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
-        rows = self.store.read(EXPORT_LIVE, ns=self.ns)
-        progress(0, len(rows))
-        artifacts = []
-        related = []
-        for row in rows:
-            artifact = artifact_from_row({**row["artifact"], "ns": self.ns}, "Live")
-            artifacts.append(
-                artifact.model_dump(
-                    mode="json", exclude={"version", "ns", "visibility"}, exclude_none=True
-                )
-            )
-            related += [(artifact.uid, other) for other in row["related"]]
-        for done, line in enumerate(dump_lines(artifacts, related), start=1):
-            handle.write(line + "\n")
-            progress(min(done, len(rows)), len(rows))
-        handle.flush()
-        # handed out, so exposed (an export is not a use: values stay the readers')
-        exported = ((r["artifact"]["uid"], r["artifact"]["version"]) for r in rows)
-        self._note(exported, session=None, use=False)
-        return len(artifacts)
+        """Write the served memory as JSON Lines to an open text stream (e.g. stdout). What
+        it hands out counts as exposure (not as use: values stay the readers')."""
+
+        def served(versions: list[tuple[str, int]]) -> None:
+            self._note(versions, session=None, use=False)
+
+        return retrieving.export(self.store, self.ns, handle, progress, served)
 
     # ---- repair ---------------------------------------------------------------------
     def event(self, event: EventLike) -> RepairEventSpec:
-        if isinstance(event, RepairEventSpec):
-            spec = event
-        elif isinstance(event, Path):
-            spec = read_event(event)
-        elif isinstance(event, str):
-            spec = parse_event(event)
-        else:
-            spec = parse_event(_json(event))
-        if spec.ns != self.ns:
-            if "ns" in spec.model_fields_set:
-                raise InputError(
-                    f"event {spec.id!r} names namespace {spec.ns!r} but this store is {self.ns!r}"
-                )
-            spec = spec.model_copy(update={"ns": self.ns})
-        return spec
+        return specs.event_spec(event, self.ns)
 
     @guarded("plan")
     def plan(
@@ -499,13 +431,11 @@ class MemoryStore:
         of the served version. `erase=True` also erases the old text everywhere, as a
         delete does. Returns the event's report (the id is generated unless given).
         """
-        if content is None and meta is None and inputs is None:
-            raise InputError(f"update of {uid!r}: give content, meta or inputs to change")
-        change = {"uid": uid, "content": content, "meta": meta, "inputs": inputs}
+        change = specs.update(uid, content=content, meta=meta, inputs=inputs)
         return self.correct(
             [change],
             reason=reason or f"update of {uid}",
-            event_id=event_id or update_id(uid),
+            event_id=event_id or specs.update_id(uid),
             erase=erase,
             progress=progress,
         )
@@ -525,45 +455,17 @@ class MemoryStore:
         Each change is `{"uid", "content"?, "meta"?, "inputs"?}`; what it leaves out is
         kept from the served version, as in `update`.
         """
-        if not changes:
-            raise InputError("correct: give at least one change ({'uid': ..., 'content': ...})")
-        replacements = [self._replacement(change) for change in changes]
-        uids = [r["replaces"] for r in replacements]
-        spec = {
-            "id": event_id or event_id_for("correct", uids[0]),
-            "type": "correct",
-            "roots": uids,
-            "reason": reason or f"correction of {', '.join(uids[:3])}",
-            "replacements": replacements,
-            "erase": erase,
-        }
+        replacements = [
+            specs.replacement(change, self._served_version(change), self.ns)
+            for change in specs.requested(changes)
+        ]
+        spec = specs.correction(replacements, reason=reason, event_id=event_id, erase=erase)
         return self.repair(spec, progress=progress)
 
-    def _replacement(self, change: Mapping[str, Any]) -> dict[str, Any]:
-        uid = change.get("uid")
-        if not isinstance(uid, str):
-            raise InputError(f"a change needs a string 'uid', got {change!r:.120}")
-        stray = sorted(set(change) - {"uid", "content", "meta", "inputs"})
-        if stray:
-            raise InputError(
-                f"change of {uid!r}: unknown fields {stray} (uid, content, meta, inputs)"
-            )
-        served = self._retrieve(uid=uid)
-        if not served:
-            raise UnknownArtifactError(
-                f"update of {uid!r}: no served version in namespace {self.ns!r} (see "
-                f"`memorepair audit lineage {uid}`: it is withdrawn, deleted or unknown)"
-            )
-        content = change.get("content")
-        replacement: dict[str, Any] = {
-            "replaces": uid,
-            "content": served[0].content if content is None else content,
-        }
-        if change.get("meta") is not None:
-            replacement["meta"] = dict(change["meta"])
-        if change.get("inputs") is not None:
-            replacement["inputs"] = list(change["inputs"])
-        return replacement
+    def _served_version(self, change: Mapping[str, Any]) -> Artifact | None:
+        """The served version a change keeps what it does not give from (not a use)."""
+        found = self.retrieve(uid=specs.changed_uid(change), record_use=False)
+        return found[0] if found else None
 
     @guarded("forget")
     def forget(
@@ -576,20 +478,9 @@ class MemoryStore:
     ) -> RepairReport:
         """Delete artifacts as one `delete` event: their cascade is withdrawn at once,
         what retained support can rebuild is republished, and their text is erased."""
-        roots = [uids] if isinstance(uids, str) else list(uids)
-        if not roots:
-            raise InputError("forget: name at least one uid")
+        roots = specs.forget_roots(uids)
         unknown = [uid for uid in roots if not self.lineage(uid, missing_ok=True)]
-        if unknown:  # refused before an event exists (a withdrawn uid can be forgotten)
-            raise UnknownArtifactError(
-                f"forget: {some(unknown, 'uid')} never recorded in namespace {self.ns!r}"
-            )
-        spec = {
-            "id": event_id or event_id_for("forget", roots[0]),
-            "type": "delete",
-            "roots": roots,
-            "reason": reason or f"forget {', '.join(roots[:3])}",
-        }
+        spec = specs.deletion(roots, unknown=unknown, ns=self.ns, reason=reason, event_id=event_id)
         return self.repair(spec, progress=progress)
 
     @guarded("record")
@@ -597,16 +488,7 @@ class MemoryStore:
         """Record a tool's interface (its schema) as an artifact, `tool:<name>` unless
         `uid` is given: what is derived from its calls lists it as an input, so a later
         `tool_migration` withdraws and repairs exactly that."""
-        migration = toolschema.migration(tool, None, schema)
-        interface = migration.interface.model_dump(mode="json")
-        return self.record(
-            {
-                "uid": uid or f"tool:{tool}",
-                "kind": "record",
-                "content": json.dumps(interface, sort_keys=True),
-                "meta": {"tool": tool, "interface": interface},
-            }
-        )
+        return self.record(specs.interface_record(tool, schema, uid=uid))
 
     @guarded("migrate")
     def tool_migration(
@@ -625,29 +507,19 @@ class MemoryStore:
         found: the old schema defaults to the served interface artifact's, the roots to
         every served interface artifact of the tool, the maps to what the two schemas
         show unambiguously. Run it with `repair` (or look first with `plan`)."""
-        found = self._retrieve(text=tool, limit=10_000)
-        interfaces = [a for a in found if _interface_of(a, tool)]
-        root_uids = list(roots) if roots else [a.uid for a in interfaces]
-        if not root_uids:
-            raise UnknownArtifactError(
-                f"tool {tool!r} has no served interface artifact in namespace {self.ns!r}: "
-                "record one first (record_interface / MCP tool_register) or name the roots"
-            )
-        if old_schema is None:
-            old_schema = next((a.meta["interface"] for a in interfaces if a.uid in root_uids), None)
-        migration = toolschema.migration(
-            tool, old_schema, new_schema, renames=renames, param_renames=param_renames
+        spec, migration = specs.tool_migration(
+            tool,
+            new_schema,
+            self.retrieve(text=tool, limit=10_000, record_use=False),
+            ns=self.ns,
+            old_schema=old_schema,
+            roots=roots,
+            renames=renames,
+            param_renames=param_renames,
+            reason=reason,
+            event_id=event_id,
         )
-        spec = self.event(
-            {
-                "id": event_id or event_id_for("migrate", tool),
-                "type": "migrate",
-                "roots": root_uids,
-                "reason": reason or f"tool {tool} changed its interface",
-                "interface": migration.interface.model_dump(mode="json"),
-            }
-        )
-        return spec, migration
+        return self.event(spec), migration
 
     @guarded("audit")
     def report(self, event_id: str) -> RepairReport:
@@ -663,52 +535,27 @@ class MemoryStore:
         text: str | None = None,
         related: bool = False,
         limit: int = 20,
+        record_use: bool = True,
         session: str | None = None,
     ) -> list[Artifact]:
         """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever.
         What it returns counts as served to this store's principal in `session` (default:
-        the store's), for use recording (docs/values.md) and `exposure`."""
-        found = self._retrieve(uid=uid, kind=kind, text=text, related=related, limit=limit)
-        self.record_use(found, session=session)
+        the store's), for use recording (docs/values.md) and `exposure`, unless
+        `record_use` is False (the engine's own reads: a correction's base, a tool's
+        interface records)."""
+        found = retrieving.retrieve(
+            self.store,
+            self.ns,
+            uid=uid,
+            kind=kind,
+            text=text,
+            related=related,
+            limit=limit,
+            scan=self.settings.retrieve_scan,
+        )
+        if record_use:
+            self.record_use(found, session=session)
         return found
-
-    def _retrieve(
-        self,
-        *,
-        uid: str | None = None,
-        kind: str | None = None,
-        text: str | None = None,
-        related: bool = False,
-        limit: int = 20,
-    ) -> list[Artifact]:
-        """`retrieve` for the engine's own reads (a correction's base, a tool's interface
-        records): not a use."""
-        if limit < 1 or limit > 10_000:
-            raise InputError(f"limit must be between 1 and 10000, got {limit}")
-        if related:
-            if uid is None:
-                raise InputError("related retrieval needs a uid")
-            rows = self.store.serve(RETRIEVE_RELATED, key=artifact_key(self.ns, uid), limit=limit)
-        elif uid is not None:
-            rows = self.store.serve(RETRIEVE_UID, key=artifact_key(self.ns, uid))
-        else:
-            rows = self._retrieve_scan(kind, text, limit)
-        return [artifact_from_row(row["artifact"], row["visibility"]) for row in rows]
-
-    def _retrieve_scan(self, kind: str | None, text: str | None, limit: int) -> list[Row]:
-        """Live artifacts by kind and substring, in uid order: a scan of at most
-        MEMOREPAIR_RETRIEVE_SCAN current versions, refused rather than silently short."""
-        scan = self.settings.retrieve_scan
-        fixed = {"prefix": artifact_key(self.ns, ""), "scan": scan}
-        rows = self.store.serve(RETRIEVE, kind=kind, text=text, limit=limit, **fixed)
-        if len(rows) < limit and self.store.serve(RETRIEVE_SCAN_REST, **fixed)[0]["more"]:
-            raise InputError(
-                f"retrieve by kind/substring scans, and namespace {self.ns!r} has more than "
-                f"MEMOREPAIR_RETRIEVE_SCAN={scan} artifacts (it found {len(rows)} of "
-                f"{limit} in the first {scan} by uid): use `search --mode text` (indexed), "
-                "a smaller limit, or raise MEMOREPAIR_RETRIEVE_SCAN"
-            )
-        return rows
 
     @guarded("search")
     def search(
@@ -761,7 +608,8 @@ class MemoryStore:
     def _note(self, served: Iterable[ServedLike], *, session: str | None, use: bool) -> None:
         pairs, bare = _versions(served)
         if bare:
-            pairs += [(uid, s.artifact.version) for uid, s in self._served_now(bare).items()]
+            now = retrieving.served(self.store, self.ns, bare)
+            pairs += [(uid, s.artifact.version) for uid, s in now.items()]
         chosen = self.caller.session if session is None else access.session_id(session)
         self.uses.note(self.ns, pairs, (self.caller.principal.name, chosen), use=use)
 
@@ -785,28 +633,21 @@ class MemoryStore:
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
         """The served version of each uid that has one, with its uid's times (one read).
         Not a use: a caller that hands them on records that (`record_use`)."""
-        return self._served_now(uids)
-
-    def _served_now(self, uids: Iterable[str]) -> dict[str, Served]:
-        keys = [artifact_key(self.ns, uid) for uid in dict.fromkeys(uids)]
-        rows = self.store.serve(READ_SERVED, keys=keys) if keys else []
-        return {(s := _served(row)).artifact.uid: s for row in rows}
+        return retrieving.served(self.store, self.ns, uids)
 
     @guarded("retrieve")
     def list_served(self, *, uid_prefix: str = "", skip: int = 0, limit: int = 100) -> list[Served]:
         """Served versions whose uid starts with `uid_prefix`, most recently published
         first, one page (`skip`, `limit`)."""
-        if skip < 0 or not 1 <= limit <= 10_000:
-            raise InputError(f"skip must be >= 0 and limit in [1, 10000], got {skip}, {limit}")
-        rows = self.store.serve(LIST_SERVED, ns=self.ns, prefix=uid_prefix, skip=skip, limit=limit)
-        return [_served(row) for row in rows]
+        return retrieving.listing(
+            self.store, self.ns, uid_prefix=uid_prefix, skip=skip, limit=limit
+        )
 
     @guarded("retrieve")
     def served_paths(self, uid_prefix: str = "") -> list[list[str]]:
         """The distinct '/'-separated paths above the served uids starting with `uid_prefix`
         (`a/b/key` lies under `[a, b]`)."""
-        rows = self.store.serve(LIST_PATHS, ns=self.ns, prefix=uid_prefix)
-        return [list(row["path"]) for row in rows]
+        return retrieving.paths(self.store, self.ns, uid_prefix)
 
     @guarded("reindex")
     def reindex(
@@ -820,26 +661,12 @@ class MemoryStore:
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
-        space = embedding.space_of(self.settings)
-        (found,) = self.store.read(embedding.GET_SPACE, ns=self.ns)
-        if found["model"] is None:
-            return
-        if space is None:  # its successors will have no embedding: search must say so
-            self.store.write(embedding.MARK_SPACE_STALE, ns=self.ns)
-            return
-        if (found["model"], found["dimension"]) != (space.model, space.dimension):
-            raise EmbeddingError(
-                f"namespace {self.ns!r} is embedded with {found['model']} (dimension "
-                f"{found['dimension']}), but the configured embedder is {space.model} "
-                f"(dimension {space.dimension}): run `memorepair reindex` first, or configure "
-                "the old model again; nothing was withdrawn"
-            )
+        embedding.require_space(self.store, self.ns, embedding.space_of(self.settings))
 
     # ---- audit ------------------------------------------------------------------------
     @guarded("status")
     def counts(self) -> dict[str, int]:
-        rows = self.store.read(COUNT_BY_VISIBILITY, ns=self.ns)
-        return {k: int(v or 0) for k, v in rows[0].items()}
+        return retrieving.counts(self.store, self.ns)
 
     @guarded("status")
     def status(self) -> dict[str, Any]:
@@ -942,56 +769,6 @@ class MemoryStore:
         self.registry.register_backend(backend)
 
 
-def update_id(uid: str) -> str:
-    """A fresh event id for an update: readable, unique, and a valid event id."""
-    return event_id_for("update", uid)
-
-
-def event_id_for(verb: str, uid: str) -> str:
-    """A fresh event id naming what it does to which uid: readable, unique, valid."""
-    readable = re.sub(r"[^A-Za-z0-9._:\-]", "-", uid)[:80]
-    return f"{verb}-{readable}-{uuid.uuid4().hex[:12]}"
-
-
-#: Outcomes that leave an artifact withdrawn after a completed repair (CLI exit 5).
-STRANDED = ("failed", "blocked", "input_withdrawn")
-
-
-def stranded(report: RepairReport) -> list[dict[str, str]]:
-    """What a completed repair left withdrawn without repairing it, and why: until a
-    `retry` (once the cause is fixed) or a new event, none of it is served."""
-    return [
-        {"uid": uid, "outcome": outcome, "detail": report.details.get(uid, "")}
-        for outcome in STRANDED
-        for uid in report.outcomes.get(outcome, [])
-    ]
-
-
-def _interface_of(artifact: Artifact, tool: str) -> bool:
-    return artifact.meta.get("tool") == tool and isinstance(artifact.meta.get("interface"), dict)
-
-
-def _served(row: Mapping[str, Any]) -> Served:
-    return Served(
-        artifact_from_row({**row["artifact"]}, "Live"),
-        _native(row["created_at"]),
-        _native(row["updated_at"]),
-    )
-
-
-def _plain(value: Any) -> Any:
-    """A Neo4j temporal value as text; anything else as it is."""
-    return str(value) if hasattr(value, "to_native") else value
-
-
-def _native(value: Any) -> datetime:
-    """A Neo4j DateTime as a Python datetime (the driver's own type otherwise)."""
-    native = value.to_native() if hasattr(value, "to_native") else value
-    if not isinstance(native, datetime):
-        raise TypeError(f"expected a datetime, got {type(value).__name__}")
-    return native
-
-
 def _check_namespace(namespace: str) -> None:
     if not re.fullmatch(NS_PATTERN, namespace):
         raise InputError(
@@ -1058,11 +835,7 @@ def access_owner(settings: Settings) -> str | None:
 
 def key_file(settings: Settings) -> KeyFile:
     """The principals file (API keys and revocations): `memorepair principals`."""
-    return KeyFile(principals_path(settings))
-
-
-def principals_path(settings: Settings) -> Path:
-    return settings.principals_file or settings.state_dir / "principals.json"
+    return KeyFile(settings.principals_file or settings.state_dir / "principals.json")
 
 
 def authenticator(settings: Settings, *, resource_url: str) -> Any:
@@ -1088,33 +861,9 @@ def authenticator(settings: Settings, *, resource_url: str) -> Any:
     return bearer.Authenticator(key_file(settings), jwt)
 
 
-def _parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
-    from pydantic import ValidationError
-
-    try:
-        return ArtifactIn.model_validate(dict(data))
-    except ValidationError as exc:
-        uid = str(data.get("uid", "?"))[:80]
-        raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
-
-
-def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
-    """One item of `record_many`, its errors naming its position, uid and field."""
-    from pydantic import ValidationError
-
-    if not isinstance(data, Mapping):
-        raise InputError(
-            f"item {number}: expected an artifact (a mapping), got {type(data).__name__}"
-        )
-    try:
-        return ArtifactIn.model_validate(dict(data))
-    except ValidationError as exc:
-        uid = str(data.get("uid", "?"))[:80]
-        raise InputError(f"item {number} (uid {uid!r}): {describe_validation(exc)}") from exc
-
-
-def _json(data: Mapping[str, Any]) -> str:
-    return json.dumps(dict(data))
+def _plain(value: Any) -> Any:
+    """A Neo4j temporal value as text; anything else as it is."""
+    return str(value) if hasattr(value, "to_native") else value
 
 
 def _versions(served: Iterable[ServedLike]) -> tuple[list[tuple[str, int]], list[str]]:

@@ -23,7 +23,7 @@ from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from memorepair.api import MemoryStore
+    from memorepair.api import MemoryStore, RepairReport
     from memorepair.serving.search import Mode
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
@@ -529,7 +529,7 @@ def update_cmd(
             progress=progress,
         )
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 def _json_object(text: str, where: str) -> dict[str, Any]:
@@ -778,13 +778,12 @@ def _event_file(name: str) -> Path:
 STRANDED_EXIT = 5
 
 
-def _finish(reports: list[dict[str, Any]], as_json: bool) -> None:
+def _finish(reports: list[RepairReport], as_json: bool) -> None:
     """Exit STRANDED_EXIT when any report left candidates failed or blocked, naming them."""
     stranded = [
-        (r["event"], outcome, uid, r["details"].get(uid, ""))
-        for r in reports
-        for outcome in ("failed", "blocked", "input_withdrawn")
-        for uid in r["outcomes"].get(outcome, [])
+        (report.event, s["outcome"], s["uid"], s["detail"])
+        for report in reports
+        for s in report.stranded
     ]
     if not stranded:
         return
@@ -841,7 +840,7 @@ def repair_cmd(
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 @cli.command("retry")
@@ -860,7 +859,7 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.retry(event_id, progress=progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report.as_dict()], as_json)
+    _finish([report], as_json)
 
 
 @cli.command("resume")
@@ -881,7 +880,7 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: b
             _print_report(item)
 
     _emit(data, as_json, human)
-    _finish(data, as_json)
+    _finish(reports, as_json)
 
 
 @cli.command("status")

@@ -376,6 +376,25 @@ def check_space(ns: str, space: Space, model: str | None, dimension: int | None)
         )
 
 
+def require_space(store: Store, ns: str, space: Space | None) -> None:
+    """Before a repair's barrier: refuse if the configured embedder is not the namespace's
+    (its successors would mix two models); with embeddings off, mark the space stale, since
+    its successors will have no embedding and search must say so."""
+    (found,) = store.read(GET_SPACE, ns=ns)
+    if found["model"] is None:
+        return
+    if space is None:
+        store.write(MARK_SPACE_STALE, ns=ns)
+        return
+    if (found["model"], found["dimension"]) != (space.model, space.dimension):
+        raise EmbeddingError(
+            f"namespace {ns!r} is embedded with {found['model']} (dimension "
+            f"{found['dimension']}), but the configured embedder is {space.model} "
+            f"(dimension {space.dimension}): run `memorepair reindex` first, or configure "
+            "the old model again; nothing was withdrawn"
+        )
+
+
 WRITE_LATE_EMBEDDINGS = queries.named("embedding/write_late_embeddings")
 #: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
 BACKLOG_MAX = 50_000

@@ -55,6 +55,11 @@ PAUSE_ENV = "MEMOREPAIR_FAULT_PAUSE_AFTER"
 PhaseCommit = Callable[[Tx, Mapping[str, Any]], None]
 
 
+#: Outcomes that leave an artifact withdrawn after a completed repair, for a reason a retry
+#: may fix once the cause is (the CLI exits 5 on them).
+STRANDED = ("failed", "blocked", "input_withdrawn")
+
+
 @dataclass
 class RepairReport:
     event: str
@@ -80,6 +85,16 @@ class RepairReport:
     @property
     def published(self) -> list[str]:
         return self.outcomes.get("published", [])
+
+    @property
+    def stranded(self) -> list[dict[str, str]]:
+        """What the repair left withdrawn without repairing it, and why: until a `retry`
+        (once the cause is fixed) or a new event, none of it is served."""
+        return [
+            {"uid": uid, "outcome": outcome, "detail": self.details.get(uid, "")}
+            for outcome in STRANDED
+            for uid in self.outcomes.get(outcome, [])
+        ]
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -17,12 +17,14 @@ memory does not grow with the size of the contents (bench/import_memory.py).
 
 from __future__ import annotations
 
+import errno
 import json
 import math
-from collections.abc import Iterable, Iterator, Sequence
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from pydantic import ValidationError
 
@@ -341,3 +343,60 @@ def dump_lines(
         yield json.dumps(line, ensure_ascii=False, sort_keys=True)
     for src, dst in related:
         yield json.dumps({"type": "edge", "src": src, "dst": dst, "rel": "RELATED"}, sort_keys=True)
+
+
+def parse_artifact(data: Mapping[str, Any]) -> ArtifactIn:
+    """One artifact given as a mapping (`record`), its errors naming its uid and field."""
+    try:
+        return ArtifactIn.model_validate(dict(data))
+    except ValidationError as exc:
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"artifact {uid!r}: {describe_validation(exc)}") from exc
+
+
+def parse_items(items: Iterable[ArtifactIn | Mapping[str, Any]]) -> list[ArtifactIn]:
+    """The artifacts of one `record_many`, every one validated first: a bad one is named by
+    its position (`item N`, from 1), its uid and field; a uid given twice is refused."""
+    artifacts: list[ArtifactIn] = []
+    seen: dict[str, int] = {}
+    for number, item in enumerate(items, start=1):
+        artifact = item if isinstance(item, ArtifactIn) else _parse_item(item, number)
+        if artifact.uid in seen:
+            raise InputError(
+                f"item {number}: uid {artifact.uid!r} is already item {seen[artifact.uid]}"
+            )
+        seen[artifact.uid] = number
+        artifacts.append(artifact)
+    return artifacts
+
+
+def _parse_item(data: Mapping[str, Any], number: int) -> ArtifactIn:
+    if not isinstance(data, Mapping):
+        raise InputError(
+            f"item {number}: expected an artifact (a mapping), got {type(data).__name__}"
+        )
+    try:
+        return ArtifactIn.model_validate(dict(data))
+    except ValidationError as exc:
+        uid = str(data.get("uid", "?"))[:80]
+        raise InputError(f"item {number} (uid {uid!r}): {describe_validation(exc)}") from exc
+
+
+def create_private(path: Path, *, force: bool) -> TextIO:
+    """A new file for writing memory, created 0600 (it holds the memory). An existing file
+    is refused unless `force`, and a symbolic link at `path` always: nothing is written
+    through a link someone else planted."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError as exc:
+        kind = "a symbolic link" if path.is_symlink() else "a file"
+        raise InputError(
+            f"{path} is {kind} that already exists; choose another name"
+            + ("" if path.is_symlink() else " or pass --force to overwrite it")
+        ) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{path} is a symbolic link; refusing to write through it") from exc
+        raise InputError(f"cannot write {path}: {exc.strerror}") from exc
+    return os.fdopen(fd, "w", encoding="utf-8")

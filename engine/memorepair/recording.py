@@ -65,6 +65,12 @@ class ImportReport:
         }
 
 
+def clear(store: Store, ns: str) -> None:
+    """Delete every artifact and event of a namespace (tests, benchmarks, demos), in
+    batches of the server's own (`CALL { } IN TRANSACTIONS`)."""
+    store.autocommit(CLEAR_NAMESPACE, ns=ns)
+
+
 def import_memory(
     store: Store,
     ns: str,

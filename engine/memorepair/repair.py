@@ -239,7 +239,7 @@ def retry(
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
         return run(store, registry, config, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
-    stranded = _stranded(audit.report_of(store, ns, base))
+    stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
         raise InputError(f"event {base!r} left nothing failed or blocked to retry")
     record = events.record(store, ns, event_id)
@@ -257,14 +257,6 @@ def retry(
     )
     selector = cast(Selector, record["selector"])
     return run(store, registry, config, spec, selector=selector, progress=progress, by=by)
-
-
-#: Outcomes that leave a candidate withdrawn for a reason a retry may fix.
-STRANDED = ("failed", "blocked", "input_withdrawn")
-
-
-def _stranded(report: RepairReport) -> list[str]:
-    return sorted(u for outcome in STRANDED for u in report.outcomes.get(outcome, []))
 
 
 def resolve(

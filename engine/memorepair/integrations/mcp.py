@@ -47,14 +47,7 @@ from mcp.server.fastmcp import FastMCP
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorepair.api import (
-    MemoryStore,
-    Principal,
-    authenticator,
-    loopback,
-    open_store,
-    stranded,
-)
+from memorepair.api import MemoryStore, Principal, authenticator, loopback, open_store
 from memorepair.errors import AccessDeniedError, ConfigError, MemoRepairError
 from memorepair.events import RepairReport
 from memorepair.model import Artifact
@@ -219,7 +212,7 @@ def artifact_json(artifact: Artifact) -> dict[str, Any]:
 
 def report_json(report: RepairReport) -> dict[str, Any]:
     """A repair's report, saying plainly whether everything it withdrew is settled."""
-    left = stranded(report)
+    left = report.stranded
     data = report.as_dict()
     data["stranded"] = left
     data["complete"] = not left
