@@ -192,7 +192,7 @@ class Settings(BaseSettings):
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)
 
-    # --- sharing: principals, grants, exposure (docs/sharing.md) ------------------------
+    # --- sharing: principals, grants, exposure (README "Sharing memory") --------------
     #: Who the CLI, stdio MCP and the Python API act as (default: the OS account's name).
     principal: str | None = None
     #: The local principal holding admin on every namespace without a grant (default: the
