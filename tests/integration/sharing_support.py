@@ -5,9 +5,11 @@ are the SDK's own, with a bearer token each."""
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +43,13 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child: SIGTERM when the test process dies, however it dies (a killed or
+    timed-out pytest never reaches its `finally`), so no server outlives its tests."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def census(owner: MemoryStore, ns: str | None = None) -> list[dict[str, Any]]:
@@ -80,6 +89,7 @@ class Server:
                 env=self.env,
                 stdout=subprocess.DEVNULL,
                 stderr=log,
+                preexec_fn=_die_with_parent,
             )
         for _ in range(600):  # bounded: 60 s
             with socket.socket() as sock:
