@@ -262,7 +262,9 @@ def _explain(memory: MemoryStore, query: Query, params: dict[str, Any]) -> list[
 
 
 def _fresh(settings_ns: str, memory: MemoryStore) -> MemoryStore:
-    store = MemoryStore(memory.store, settings_ns, memory.registry)
+    store = MemoryStore(
+        memory.store, settings_ns, memory.registry, memory.settings, embedder=memory.embedder
+    )
     store.clear()
     return store
 

@@ -53,8 +53,7 @@ from typing import Any
 import numpy as np
 
 from memorepair import queries
-from memorepair.api import MemoryStore, open_store
-from memorepair.embedding import embedder_for
+from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.model import ArtifactIn, Kind, Recipe
 from memorepair.queries import Query
 from memorepair.serving.search import DEPTH, Filters, fuse, lucene_text

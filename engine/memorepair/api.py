@@ -39,11 +39,14 @@ from memorepair import changes as specs
 from memorepair.access import Access, Caller, Principal, check_principal, guarded
 from memorepair.bearer import loopback
 from memorepair.changes import EventLike
+from memorepair.codec import canonical_json
 from memorepair.credentials import KeyFile
+from memorepair.embedding import Embedder, EmbeddingBacklog, Indexing, build_embedder
 from memorepair.errors import ConfigError, InputError
 from memorepair.events import RepairReport
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
+from memorepair.local.server import LocalServer
 from memorepair.model import (
     NS_PATTERN,
     PIN,
@@ -58,32 +61,53 @@ from memorepair.operators.builtin import build_registry
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.recording import OnStale
 from memorepair.repair import Plan, Preview
+from memorepair.sample.demo import DEMO_NAMESPACE, DemoResult, run_demo
 from memorepair.selection import Selector
 from memorepair.serving import reindex as reindexing
 from memorepair.serving import retrieve as retrieving
 from memorepair.serving import search as searching
 from memorepair.serving.retrieve import Served
+from memorepair.serving.search import Hit
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
 from memorepair.store import Store
+from memorepair.toolschema import Migration
 
 #: What the surfaces (CLI, MCP, LangGraph) and programs type against: they import it from
-#: here, never from the modules below.
+#: here (or from `errors`, `model`, `settings`), never from the modules below.
 __all__ = [
+    "DEMO_NAMESPACE",
+    "SEARCH_MAX_K",
     "Caller",
+    "DemoResult",
     "EventLike",
+    "Hit",
+    "LocalServer",
     "MemoryStore",
+    "Migration",
+    "OnStale",
+    "Plan",
     "Principal",
     "RepairReport",
+    "SearchMode",
+    "Selector",
     "Served",
     "authenticator",
+    "canonical_json",
     "check_principal",
+    "connect",
+    "embedder_for",
     "key_file",
     "local_principal",
+    "local_server",
     "loopback",
     "open_store",
     "purge_local_server",
 ]
+
+#: The search modes (`MemoryStore.search(mode=...)`), and the largest k one search takes.
+SearchMode = searching.Mode
+SEARCH_MAX_K = searching.MAX_K
 
 #: What a serving read handed out: anything with `uid` and `version` (an Artifact, a
 #: search Hit), a Served, a `(uid, version)` pair, or a `uid@N` pin or bare uid.
@@ -102,38 +126,55 @@ class MemoryStore:
         store: Store,
         ns: str,
         registry: OperatorRegistry,
-        config: RepairConfig | None = None,
+        settings: Settings,
         *,
+        config: RepairConfig | None = None,
+        embedder: Embedder | None = None,
         access: Access | None = None,
         caller: Caller | None = None,
     ) -> None:
         self.store = store
         self.ns = ns
         self.registry = registry
+        #: The configuration this store was opened with; only the API reads it, and hands
+        #: each module below the few values it uses.
+        self.settings = settings
         #: What every repair, resume and plan of this store runs with (built once).
-        self.config = config or RepairConfig.from_settings(store.settings)
+        self.config = config or RepairConfig.from_settings(settings)
+        #: The one embedder of this connection (None: embeddings are off).
+        self.embedder = embedder
         #: The check every operation passes, and who this store acts as.
-        self.access = access or Access(store, owner=access_owner(store.settings))
-        self.caller = caller or Caller(local_principal(store.settings))
-        self._searcher = searching.Searcher(store)
+        self.access = access or Access(store, owner=access_owner(settings))
+        self.caller = caller or Caller(local_principal(settings))
+        #: What every write adds so search finds it (embedding, searchable meta terms).
+        self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
+        self._searcher = searching.Searcher(store, embedder)
         #: Counts what serving reads return, off their latency path (shared by siblings),
         #: and records who was served which version (`exposure`).
         self.uses = UseRecorder(
             store,
-            enabled=store.settings.use_recording,
-            flush_s=store.settings.use_flush_s,
-            half_life_s=store.settings.value_half_life_h * 3600.0,
-            exposure=store.settings.exposure_recording,
-            retention_s=store.settings.exposure_retention_days * 86400.0,
+            enabled=settings.use_recording,
+            flush_s=settings.use_flush_s,
+            half_life_s=settings.value_half_life_h * 3600.0,
+            exposure=settings.exposure_recording,
+            retention_s=settings.exposure_retention_days * 86400.0,
         )
         self._owns_store = True
         self._view = False
         #: Embeddings of fresh records written just after their commit (None: inline/off).
-        self._backlog = embedding.backlog_for(store)
+        self._backlog = (
+            EmbeddingBacklog(store, embedder, settings.embedding_batch)
+            if embedder is not None and settings.record_embedding == "deferred"
+            else None
+        )
 
     @property
-    def settings(self) -> Settings:
-        return self.store.settings
+    def _writes(self) -> recording.Writes:
+        """What recording writes with: search fields, content cap, the backlog, and this
+        store's principal (kept on every version it writes)."""
+        return recording.Writes(
+            self.indexing, self.settings.max_content_bytes, self._backlog, by=self._by
+        )
 
     def namespace(self, ns: str) -> MemoryStore:
         """Another namespace over the same connection, operators and configuration (a
@@ -143,7 +184,14 @@ class MemoryStore:
             return self
         _check_namespace(ns)
         sibling = MemoryStore(
-            self.store, ns, self.registry, self.config, access=self.access, caller=self.caller
+            self.store,
+            ns,
+            self.registry,
+            self.settings,
+            config=self.config,
+            embedder=self.embedder,
+            access=self.access,
+            caller=self.caller,
         )
         sibling.uses = self.uses
         sibling._owns_store = False
@@ -222,9 +270,7 @@ class MemoryStore:
         (`"refuse"`), never served.
         """
         item = artifact if isinstance(artifact, ArtifactIn) else parse_artifact(artifact)
-        return recording.record(
-            self.store, self.ns, item, on_stale=on_stale, backlog=self._backlog, by=self._by
-        )
+        return recording.record(self.store, self.ns, item, writes=self._writes, on_stale=on_stale)
 
     @guarded("import")
     def record_many(
@@ -262,13 +308,7 @@ class MemoryStore:
         lines = {a.uid: n for n, a in enumerate(artifacts, start=1)}
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store,
-            self.ns,
-            memory,
-            on_stale=on_stale,
-            progress=progress,
-            backlog=self._backlog,
-            by=self._by,
+            self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     @guarded("import")
@@ -281,13 +321,7 @@ class MemoryStore:
     ) -> recording.ImportReport:
         """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
         return recording.import_file(
-            self.store,
-            self.ns,
-            path,
-            on_stale=on_stale,
-            progress=progress,
-            backlog=self._backlog,
-            by=self._by,
+            self.store, self.ns, path, writes=self._writes, on_stale=on_stale, progress=progress
         )
 
     @guarded("export")
@@ -373,6 +407,7 @@ class MemoryStore:
             self.store,
             self.registry,
             self.config,
+            self.indexing,
             self.event(event),
             selector=selector,
             lam=lam,
@@ -391,6 +426,7 @@ class MemoryStore:
             self.store,
             self.registry,
             self.config,
+            self.indexing,
             self.ns,
             event_id,
             progress=progress,
@@ -406,6 +442,7 @@ class MemoryStore:
             self.store,
             self.registry,
             self.config,
+            self.indexing,
             self.ns,
             event_id,
             progress=progress,
@@ -520,6 +557,33 @@ class MemoryStore:
             event_id=event_id,
         )
         return self.event(spec), migration
+
+    @guarded("migrate")
+    def migrate_tool(
+        self,
+        tool: str,
+        new_schema: Any,
+        *,
+        old_schema: Any = None,
+        roots: Sequence[str] | None = None,
+        renames: Mapping[str, str] | None = None,
+        param_renames: Mapping[str, Mapping[str, str]] | None = None,
+        reason: str = "",
+        event_id: str | None = None,
+        dry_run: bool = False,
+    ) -> tuple[RepairEventSpec, Migration, Plan | RepairReport]:
+        """`tool_migration`, then its plan (`dry_run`) or its repair: MCP's tool_migrated."""
+        spec, migration = self.tool_migration(
+            tool,
+            new_schema,
+            old_schema=old_schema,
+            roots=roots,
+            renames=renames,
+            param_renames=param_renames,
+            reason=reason,
+            event_id=event_id,
+        )
+        return spec, migration, self.plan(spec) if dry_run else self.repair(spec)
 
     @guarded("audit")
     def report(self, event_id: str) -> RepairReport:
@@ -656,12 +720,19 @@ class MemoryStore:
         """Re-embed the namespace with the configured embedder (after changing the model)
         and rewrite its meta terms (after changing MEMOREPAIR_SEARCH_META_FIELDS)."""
         self.flush_embeddings()
-        return reindexing.reindex(self.store, self.ns, force=force, progress=progress)
+        return reindexing.reindex(
+            self.store,
+            self.ns,
+            self.indexing,
+            open_events=events.open_events(self.store, self.ns),
+            force=force,
+            progress=progress,
+        )
 
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured
         embedder is not the namespace's (the repair would mix two models)."""
-        embedding.require_space(self.store, self.ns, embedding.space_of(self.settings))
+        embedding.require_space(self.store, self.ns, self.indexing.space)
 
     # ---- audit ------------------------------------------------------------------------
     @guarded("status")
@@ -669,9 +740,10 @@ class MemoryStore:
         return retrieving.counts(self.store, self.ns)
 
     @guarded("status")
-    def status(self) -> dict[str, Any]:
-        """Artifacts by visibility and the events not completed yet (`memorepair status`)."""
-        return {
+    def status(self, event_id: str | None = None) -> dict[str, Any]:
+        """Artifacts by visibility and the events not completed yet (`memorepair status`);
+        with `event_id`, that event's cascade by outcome too (under "event")."""
+        data: dict[str, Any] = {
             "namespace": self.ns,
             "server": self.store.uri,
             "principal": self.caller.principal.name,
@@ -679,6 +751,22 @@ class MemoryStore:
             "open_events": events.open_events(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
+        if event_id is not None:
+            data["event"] = {"id": event_id, "sets": self.audit_event(event_id)}
+        return data
+
+    @guarded("audit")
+    def check(self, erasure_event_id: str | None = None) -> dict[str, Any]:
+        """The barrier invariant (`ok`: nothing served depends on invalidated support);
+        with `erasure_event_id`, also that event's proof that no copy of the erased text
+        is left (`ok` then needs both)."""
+        stale = self.stale_served()
+        data: dict[str, Any] = {"ok": not stale, "stale_served": stale}
+        if erasure_event_id is not None:
+            erasure = self.audit_erasure(erasure_event_id)
+            data["erasure"] = erasure
+            data["ok"] = data["ok"] and bool(erasure["ok"])
+        return data
 
     @guarded("audit")
     def audit_events(self) -> list[dict[str, Any]]:
@@ -734,6 +822,18 @@ class MemoryStore:
         self.uses.flush_safely()  # this process's own reads count too
         return audit.exposure(self.store, self.ns, event_id)
 
+    def demo(
+        self,
+        *,
+        keep: bool = False,
+        imported: Callable[[recording.ImportReport], None] = lambda report: None,
+        before: Callable[[str, RepairEventSpec], None] = lambda name, spec: None,
+        after: Callable[[RepairReport, dict[str, Any] | None], None] = lambda r, e: None,
+    ) -> DemoResult:
+        """The included sample memory, repaired event by event (`memorepair demo`); the
+        callbacks narrate as it goes. Clears the namespace first, and after unless `keep`."""
+        return run_demo(self, keep=keep, imported=imported, before=before, after=after)
+
     # ---- grants (admin) --------------------------------------------------------------------
     def grants(self, principal: str | None = None) -> list[dict[str, Any]]:
         """The grants this store's principal may see (its own, and every grant on the
@@ -777,6 +877,12 @@ def _check_namespace(namespace: str) -> None:
         )
 
 
+def local_server(settings: Settings | None = None) -> LocalServer:
+    """The local Neo4j server of these settings' state folder (`memorepair neo4j
+    start|stop|status`): `start`, `stop`, `status`, and its Browser."""
+    return LocalServer(settings or load_settings())
+
+
 def purge_local_server(
     settings: Settings | None = None,
     *,
@@ -786,7 +892,8 @@ def purge_local_server(
     """Make the local server's data directory lose the bytes that erasures freed: filler
     over freed store records, transaction logs rotated and pruned, two restarts
     (docs/erasure.md). Refuses while a repair event is open, unless `force`."""
-    return purge.purge(settings or load_settings(), force=force, say=progress)
+    resolved = settings or load_settings()
+    return purge.purge(resolved, lambda: connect(resolved), force=force, say=progress)
 
 
 def open_store(
@@ -799,26 +906,67 @@ def open_store(
 ) -> MemoryStore:
     """Connect to the configured Neo4j (or the local server) for one namespace, acting as
     `principal` (a name is a local principal; default MEMOREPAIR_PRINCIPAL, else the OS
-    account) in `session` (kept on use records: who was served what)."""
+    account) in `session` (kept on use records: who was served what).
+
+    The clients are built here, once: the connection (`connect`), the embedder
+    (`embedder_for`; none with MEMOREPAIR_EMBEDDINGS=false) and the operator registry;
+    siblings from `MemoryStore.namespace` share them.
+    """
     resolved = settings or load_settings(**overrides)
     namespace = ns or resolved.namespace
     _check_namespace(namespace)
-    store = Store.connect(resolved)
+    embedder = embedder_for(resolved) if resolved.embeddings else None
+    store = connect(resolved)
     registry = build_registry(OperatorConfig.from_settings(resolved))
     if resolved.sample_tools:
         from memorepair.sample.tools import register_tools
 
         register_tools(registry)
+    config = RepairConfig.from_settings(resolved)
     who = principal if principal is not None else local_principal(resolved)
     return MemoryStore(
         store,
         namespace,
         registry,
-        RepairConfig.from_settings(resolved),
+        resolved,
+        config=config,
+        embedder=embedder,
         access=Access(store, owner=access_owner(resolved)),
         caller=Caller(
             who if isinstance(who, Principal) else Principal(who), access.session_id(session)
         ),
+    )
+
+
+def connect(settings: Settings) -> Store:
+    """A Store on the server NEO4J_URI names, else on the local one (with its password)."""
+    if settings.neo4j_uri is not None:
+        password = settings.neo4j_password
+        auth = (settings.neo4j_username, password.get_secret_value()) if password else None
+        uri, hint = settings.neo4j_uri, "check NEO4J_URI and that the server is up"
+    else:
+        uri, auth = LocalServer(settings).connection()
+        hint = f"run `memorepair neo4j start`; local state {settings.state_dir.resolve()}"
+    return Store.open(
+        uri,
+        auth,
+        database=settings.neo4j_database,
+        batch_size=settings.batch_size,
+        serving_reads=settings.serving_reads,
+        unreachable_hint=hint,
+    )
+
+
+def embedder_for(settings: Settings) -> Embedder:
+    """The embedder the settings name (MEMOREPAIR_EMBEDDING_*): a new one per call, so
+    build it once and hand it down (`open_store` does)."""
+    key = settings.embedding_api_key
+    return build_embedder(
+        base_url=settings.embedding_base_url,
+        model=settings.embedding_model,
+        api_key=key.get_secret_value() if key else None,
+        dimension=settings.embedding_dimension,
+        batch_size=settings.embedding_batch,
     )
 
 

@@ -12,9 +12,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from memorepair import queries
-from memorepair.erasure import Matcher
 from memorepair.errors import InputError
 from memorepair.events import RepairReport, record
+from memorepair.fingerprints import Matcher
 from memorepair.store import Store
 
 EVENTS = queries.named("audit/events")

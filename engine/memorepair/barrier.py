@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memorepair import queries, replacement
+from memorepair.embedding import Indexing
 from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.events import PhaseCommit
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
@@ -53,7 +54,7 @@ class BarrierResult:
 
 
 def withdraw(
-    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit
+    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit, indexing: Indexing
 ) -> BarrierResult:
     """Withdraw C(F) (or only F, for the no-cascade baseline) atomically.
 
@@ -63,13 +64,19 @@ def withdraw(
     wait and retry (`withdraw_when_free`).
     """
     started = time.perf_counter()
-    search = replacement.search_fields(store.settings, spec)  # embedded before the barrier
+    search = replacement.search_fields(indexing, spec)  # embedded before the barrier
     withdrawn, rounds = store.transaction(lambda tx: _barrier(tx, spec, cascade, commit, search))
     return BarrierResult(withdrawn, time.perf_counter() - started, rounds)
 
 
 def withdraw_when_free(
-    store: Store, spec: RepairEventSpec, *, cascade: bool, commit: PhaseCommit, wait_s: float
+    store: Store,
+    spec: RepairEventSpec,
+    *,
+    cascade: bool,
+    commit: PhaseCommit,
+    wait_s: float,
+    indexing: Indexing,
 ) -> BarrierResult:
     """`withdraw`, waiting (with backoff) up to `wait_s` while an overlapping event still
     holds nodes (MEMOREPAIR_BUSY_WAIT_S)."""
@@ -77,7 +84,7 @@ def withdraw_when_free(
     delay = 0.05
     while True:
         try:
-            return withdraw(store, spec, cascade=cascade, commit=commit)
+            return withdraw(store, spec, cascade=cascade, commit=commit, indexing=indexing)
         except CascadeBusyError:
             if time.monotonic() + delay > deadline:
                 raise

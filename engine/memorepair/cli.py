@@ -18,13 +18,10 @@ from typing import TYPE_CHECKING, Any, cast
 import click
 
 from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
-from memorepair.recording import OnStale
-from memorepair.selection import Selector
 from memorepair.settings import Settings, load_settings
 
-if TYPE_CHECKING:
-    from memorepair.api import MemoryStore, RepairReport
-    from memorepair.serving.search import Mode
+if TYPE_CHECKING:  # the API is imported when a command runs (`--help` stays fast)
+    from memorepair.api import MemoryStore, OnStale, RepairReport, SearchMode, Selector
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -301,9 +298,9 @@ def neo4j_start(browser: bool, as_json: bool) -> None:
     the heap, page cache and stop timeout it chose (MEMOREPAIR_HEAP/PAGECACHE `auto`:
     sized from the store on disk).
     """
-    from memorepair.local.server import LocalServer
+    from memorepair.api import local_server
 
-    server = LocalServer(_settings())
+    server = local_server(_settings())
     status = server.start(progress=lambda m: click.echo(m, err=True), browser=browser)
 
     def human() -> None:
@@ -328,9 +325,9 @@ def neo4j_stop(as_json: bool) -> None:
     300 s plus 120 s per GB of page cache); a killed server replays its transaction log
     at the next start (shown as progress).
     """
-    from memorepair.local.server import LocalServer
+    from memorepair.api import local_server
 
-    stopped = LocalServer(_settings()).stop(progress=lambda m: click.echo(m, err=True))
+    stopped = local_server(_settings()).stop(progress=lambda m: click.echo(m, err=True))
     _emit(
         {"stopped": stopped},
         as_json,
@@ -342,9 +339,9 @@ def neo4j_stop(as_json: bool) -> None:
 @JSON_OPTION
 def neo4j_status(as_json: bool) -> None:
     """Whether the local server runs, its pid, URI and data folder (exit 3 if stopped)."""
-    from memorepair.local.server import LocalServer
+    from memorepair.api import local_server
 
-    status = LocalServer(_settings()).status()
+    status = local_server(_settings()).status()
     _emit(
         status.as_dict(),
         as_json,
@@ -469,7 +466,7 @@ def record_cmd(ctx: click.Context, source: Any, on_stale: str, as_json: bool) ->
     """
     data = _json_object(source.read(), source.name)
     with _memory(ctx) as memory:
-        row = memory.record(data, on_stale=cast(OnStale, on_stale))
+        row = memory.record(data, on_stale=cast("OnStale", on_stale))
     state = "served" if row["live"] else f"withdrawn (held by event {row['held_by']})"
     _emit(row, as_json, lambda: click.echo(f"recorded {row['vid']}: {state}"))
 
@@ -926,10 +923,18 @@ def _gist(content: str, width: int) -> str:
 
 @cli.command("retrieve")
 @click.option("--uid", help="One artifact by uid.")
-@click.option("--kind", type=click.Choice(["record", "cache", "summary", "skill"]))
+@click.option(
+    "--kind", type=click.Choice(["record", "cache", "summary", "skill"]), help="Only this kind."
+)
 @click.option("--text", help="Case-insensitive substring of the content.")
 @click.option("--related", is_flag=True, help="Live artifacts joined to --uid by RELATED edges.")
-@click.option("--limit", type=click.IntRange(1, 10_000), default=20, show_default=True)
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 10_000),
+    default=20,
+    show_default=True,
+    help="At most this many artifacts.",
+)
 @JSON_OPTION
 @click.pass_context
 def retrieve_cmd(
@@ -948,7 +953,7 @@ def retrieve_cmd(
 
     def human() -> None:
         for a in found:
-            click.echo(f"{a.uid}@{a.version}  {a.kind.value:<8} {_gist(a.content, 90)}")
+            click.echo(f"{a.pin}  {a.kind.value:<8} {_gist(a.content, 90)}")
         if not found:
             click.echo("nothing live matches")
 
@@ -967,7 +972,9 @@ def _meta_pairs(pairs: tuple[str, ...]) -> dict[str, str]:
 
 @cli.command("search")
 @click.argument("query")
-@click.option("-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option(
+    "-k", "k", type=click.IntRange(1, 1000), default=10, show_default=True, help="Hits wanted."
+)
 @click.option(
     "--kind",
     "kinds",
@@ -1020,7 +1027,7 @@ def search_cmd(
             meta=_meta_pairs(meta),
             since=since,
             until=until,
-            mode=cast("Mode", mode),
+            mode=cast("SearchMode", mode),
             related=related,
         )
     data = [hit.as_dict() for hit in hits]
@@ -1029,14 +1036,14 @@ def search_cmd(
         if not hits:
             click.echo("nothing served matches")
             return
-        width = max(len("uid@version"), *(len(f"{h.uid}@{h.version}") for h in hits))
+        width = max(len("uid@version"), *(len(h.pin) for h in hits))
         click.echo(
             f"{'#':>3}  {'uid@version':<{width}}  {'kind':<8} {'score':>7}  ranks      content"
         )
         for n, hit in enumerate(hits, start=1):
             ranks = " ".join(f"{m[0]}{r or '-'}" for m, r in sorted(hit.ranks.items()))
             score = "" if hit.score is None else f"{hit.score:.4f}"
-            pinned = f"{hit.uid}@{hit.version}"
+            pinned = hit.pin
             if hit.related_to:  # a neighbour: say whose
                 ranks = f"~{hit.related_to}"
             gist = _gist(hit.content, 60)
@@ -1464,15 +1471,29 @@ def principals_revoke(name: str, key_id: str | None, as_json: bool) -> None:
     show_default=True,
     help="Address to listen on with --http; other than loopback needs --tls-cert/--tls-key.",
 )
-@click.option("--port", type=click.IntRange(1, 65535), default=8765, show_default=True)
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8765,
+    show_default=True,
+    help="The port --http listens on.",
+)
 @click.option(
     "--dev-no-auth",
     is_flag=True,
     help="Development only: serve --http without authentication, on loopback only, as "
     "the local principal (any local user can then act as you).",
 )
-@click.option("--tls-cert", type=click.Path(exists=True, dir_okay=False, path_type=Path))
-@click.option("--tls-key", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM certificate for --http over TLS (needed off loopback).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM private key of --tls-cert.",
+)
 @click.pass_context
 def mcp_cmd(
     ctx: click.Context,
@@ -1558,13 +1579,12 @@ def demo(ctx: click.Context, keep: bool, as_json: bool) -> None:
     sample events in turn and prints what each withdrew, republished and removed, and its
     cost against Repair-all. Ends with the barrier check over the whole namespace.
     """
-    from memorepair.sample import demo as sample_demo
+    from memorepair.api import DEMO_NAMESPACE
 
-    ctx.obj["ns"] = ctx.obj.get("ns") or sample_demo.DEMO_NAMESPACE
+    ctx.obj["ns"] = ctx.obj.get("ns") or DEMO_NAMESPACE
     with _memory(ctx) as memory:
         narrator = _DemoNarrator(memory, quiet=as_json)
-        result = sample_demo.run(
-            memory,
+        result = memory.demo(
             keep=keep,
             imported=narrator.imported,
             before=narrator.before,

@@ -29,7 +29,6 @@ import numpy as np
 from memorepair import queries
 from memorepair.errors import ConfigError, EmbeddingError, MemoRepairError
 from memorepair.model import ArtifactIn
-from memorepair.settings import Settings
 from memorepair.store import Store, Tx
 
 CLAIM_SPACE = queries.named("embedding/claim_space")
@@ -66,8 +65,10 @@ class WordLlamaEmbedder:
 
     The weights and tokenizer are files inside the installed package; the loader is
     pointed at that directory with `disable_download=True`, so a missing file is an error
-    here rather than a download. Texts are embedded shortest-first, so each batch pads to
-    similar lengths (about 1.4x faster on mixed lengths), and returned in input order.
+    here rather than a download. They load on the first `embed` (about 0.4 s), so a store
+    that never embeds never loads them. Texts are embedded shortest-first, so each batch
+    pads to similar lengths (about 1.4x faster on mixed lengths), and returned in input
+    order.
     """
 
     def __init__(self, dimension: int = 256, batch_size: int = 256) -> None:
@@ -76,22 +77,25 @@ class WordLlamaEmbedder:
                 f"MEMOREPAIR_EMBEDDING_DIMENSION: the offline embedder has dimensions "
                 f"{list(WORDLLAMA_DIMENSIONS)}, got {dimension}"
             )
+        self._model: Any = None
+        self._dimension = dimension
+        self._batch = batch_size
+        self._lock = threading.Lock()  # the tokenizer's padding state is shared
+
+    def _load(self) -> Any:
         try:
             import wordllama
             from wordllama import WordLlama
         except ImportError as exc:  # a core dependency; only a broken install lacks it
             raise ConfigError("the offline embedder needs the 'wordllama' package") from exc
         package = Path(wordllama.__file__).parent
-        trunc = None if dimension == 256 else dimension
+        trunc = None if self._dimension == 256 else self._dimension
         try:
-            self._model = WordLlama.load(
+            return WordLlama.load(
                 WORDLLAMA_CONFIG, cache_dir=package, dim=256, trunc_dim=trunc, disable_download=True
             )
         except FileNotFoundError as exc:
             raise ConfigError(f"wordllama's packaged weights are missing: {exc}") from exc
-        self._dimension = dimension
-        self._batch = batch_size
-        self._lock = threading.Lock()  # the tokenizer's padding state is shared
 
     @property
     def name(self) -> str:
@@ -106,6 +110,8 @@ class WordLlamaEmbedder:
             return []
         order = np.argsort([len(text) for text in texts], kind="stable")
         with self._lock:
+            if self._model is None:
+                self._model = self._load()
             matrix = self._model.embed(
                 [texts[i] for i in order], norm=False, batch_size=self._batch
             )
@@ -216,43 +222,26 @@ def _unit(vector: Sequence[float]) -> Vector:
     return [x / norm for x in vector]
 
 
-_CACHE: dict[tuple[Any, ...], Embedder] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def embedder_for(settings: Settings) -> Embedder:
-    """The configured embedder, built once per configuration (loading takes ~0.4 s)."""
-    key = (
-        settings.embedding_base_url,
-        settings.embedding_model,
-        settings.embedding_api_key.get_secret_value() if settings.embedding_api_key else None,
-        settings.embedding_dimension,
-        settings.embedding_batch,
-    )
-    with _CACHE_LOCK:
-        found = _CACHE.get(key)
-        if found is None:
-            found = _build(settings)
-            _CACHE[key] = found
-        return found
-
-
-def _build(settings: Settings) -> Embedder:
-    if settings.embedding_base_url:
-        if not settings.embedding_model:
+def build_embedder(
+    *,
+    base_url: str | None,
+    model: str | None,
+    api_key: str | None,
+    dimension: int | None,
+    batch_size: int,
+) -> Embedder:
+    """The embedder a configuration names: an OpenAI-compatible endpoint when `base_url`
+    is set (`model` then required), else the offline default."""
+    if base_url:
+        if not model:
             raise ConfigError(
                 "MEMOREPAIR_EMBEDDING_MODEL must name the model served at "
                 "MEMOREPAIR_EMBEDDING_BASE_URL"
             )
-        key = settings.embedding_api_key
         return HttpEmbedder(
-            settings.embedding_base_url,
-            settings.embedding_model,
-            api_key=key.get_secret_value() if key else None,
-            dimension=settings.embedding_dimension,
-            batch_size=settings.embedding_batch,
+            base_url, model, api_key=api_key, dimension=dimension, batch_size=batch_size
         )
-    return WordLlamaEmbedder(settings.embedding_dimension or 256, settings.embedding_batch)
+    return WordLlamaEmbedder(dimension or 256, batch_size)
 
 
 def embed_rows(
@@ -307,23 +296,34 @@ class Space:
     dimension: int
 
 
-def space_of(settings: Settings) -> Space | None:
-    """The configured embedder's space, or None when embeddings are off."""
-    if not settings.embeddings:
-        return None
-    embedder = embedder_for(settings)
-    return Space(embedder.name, embedder.dimension)
+def space_of(embedder: Embedder | None) -> Space | None:
+    """An embedder's space, or None when embeddings are off (no embedder)."""
+    return None if embedder is None else Space(embedder.name, embedder.dimension)
+
+
+@dataclass(frozen=True)
+class Indexing:
+    """What a write adds to each version so search finds it: the embedding of its content
+    by `embedder` (None: embeddings are off) and the terms of the searchable `meta_fields`
+    (MEMOREPAIR_SEARCH_META_FIELDS). Built once per store and handed to every writer."""
+
+    embedder: Embedder | None = None
+    meta_fields: tuple[str, ...] = ()
+
+    @property
+    def space(self) -> Space | None:
+        return space_of(self.embedder)
 
 
 def searchable(
-    settings: Settings, *, embed: bool = True
+    indexing: Indexing, *, embed: bool = True
 ) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
     """Adds what search needs to rows about to be written (recording, staging): the
     embedding of each row's own `content` (one batched embedder call) and the `meta_terms`
     of its `meta` (canonical JSON text). With embeddings off, or deferred to a backlog
     (`embed=False`), the embedding is null."""
-    fields = tuple(settings.search_meta_fields)
-    embedder = embedder_for(settings) if settings.embeddings and embed else None
+    fields = indexing.meta_fields
+    embedder = indexing.embedder if embed else None
 
     def prepare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for row in rows:
@@ -339,11 +339,11 @@ def searchable(
 
 
 def search_fields(
-    settings: Settings, artifacts: Sequence[ArtifactIn], *, embed: bool = True
+    indexing: Indexing, artifacts: Sequence[ArtifactIn], *, embed: bool = True
 ) -> dict[str, dict[str, Any]]:
     """By uid: the embedding of each artifact's own content (one batched embedder call;
     none with `embed=False`) and its meta terms, for the rows `recording` writes."""
-    rows = searchable(settings, embed=embed)(
+    rows = searchable(indexing, embed=embed)(
         [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in artifacts]
     )
     fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
@@ -425,8 +425,11 @@ class EmbeddingBacklog:
     search then refuses until `memorepair reindex`, rather than silently missing versions.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, embedder: Embedder, batch_size: int) -> None:
         self._store = store
+        self._embedder = embedder
+        #: Versions per write transaction (MEMOREPAIR_EMBEDDING_BATCH): short locks.
+        self._batch = batch_size
         self._queue: list[Pending] = []
         self._queued = 0
         self._done = 0
@@ -507,7 +510,7 @@ class EmbeddingBacklog:
             self._thread.join()
 
     def _run(self) -> None:
-        size = self._store.settings.embedding_batch  # short transactions: short locks
+        size = self._batch
         while True:
             with self._changed:
                 while not self._queue and not self._closed:
@@ -527,7 +530,7 @@ class EmbeddingBacklog:
                     self._changed.notify_all()
 
     def _write(self, batch: list[Pending]) -> None:
-        embedder = embedder_for(self._store.settings)  # built once, on the writer thread
+        embedder = self._embedder
         space = Space(embedder.name, embedder.dimension)
         for ns in sorted({p.ns for p in batch}):
             mine = [p for p in batch if p.ns == ns]
@@ -558,12 +561,3 @@ def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> No
     (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
     if found["written"]:
         claim_space(tx, ns, space)
-
-
-def backlog_for(store: Store) -> EmbeddingBacklog | None:
-    """The backlog a store's writers defer embeddings to, or None: embeddings computed
-    inside the record (MEMOREPAIR_RECORD_EMBEDDING=inline) or off."""
-    settings = store.settings
-    if not settings.embeddings or settings.record_embedding != "deferred":
-        return None
-    return EmbeddingBacklog(store)

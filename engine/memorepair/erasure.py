@@ -22,17 +22,15 @@ was derived from the roots) is what removes those.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from memorepair import queries
 from memorepair.codec import canonical_json, stored_json
 from memorepair.events import Event
+from memorepair.fingerprints import Matcher, digest, fingerprints, strings_in
 from memorepair.model import artifact_key
 from memorepair.store import Store
 
@@ -46,82 +44,8 @@ SCRUB_REASONS = queries.named("erasure/scrub_reasons")
 EVENT_TEXTS = queries.named("erasure/event_texts")
 SCRUB_EVENTS = queries.named("erasure/scrub_events")
 
-PHRASE = 8
-MIN_PHRASE = 3
 #: What a scrubbed string becomes (it quoted erased text).
 SCRUBBED = "[erased]"
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-_TOKEN = re.compile(r"\S+")
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """Every string in a JSON value (keys and values), depth first."""
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            yield str(key)
-            yield from _strings(item)
-    elif isinstance(value, list | tuple):
-        for item in value:
-            yield from _strings(item)
-
-
-def _phrases(words: list[str], size: int) -> Iterator[str]:
-    for start in range(len(words) - size + 1):
-        yield " ".join(words[start : start + size])
-
-
-def _identifiers(text: str) -> Iterator[str]:
-    for token in _TOKEN.findall(text):
-        token = token.strip(".,;:!?()[]{}\"'").lower()
-        if len(token) >= 5 and any(c.isdigit() for c in token) and any(c.isalpha() for c in token):
-            yield token
-
-
-def fingerprints(texts: Iterable[str]) -> list[str]:
-    """The fingerprints of texts to erase: `<n>:<hash>` of phrases, `id:<hash>` of tokens."""
-    found: set[str] = set()
-    for text in texts:
-        words = [w.lower() for w in _WORD.findall(text)]
-        size = min(PHRASE, len(words))
-        if size >= MIN_PHRASE:
-            found.update(f"{size}:{_digest(p)}" for p in _phrases(words, size))
-        found.update(f"id:{_digest(t)}" for t in _identifiers(text))
-    return sorted(found)
-
-
-@dataclass(frozen=True)
-class Matcher:
-    """Finds erased text in any string by its fingerprints (never by the text itself)."""
-
-    prints: frozenset[str]
-    sizes: frozenset[int]
-
-    @classmethod
-    def of(cls, prints: Iterable[str]) -> Matcher:
-        found = frozenset(prints)
-        sizes = frozenset(int(p.split(":")[0]) for p in found if not p.startswith("id:"))
-        return cls(found, sizes)
-
-    def hits(self, value: Any) -> bool:
-        """Whether a value (a string, or any JSON value) quotes the erased text."""
-        return any(self._hit(text) for text in _strings(value))
-
-    def _hit(self, text: str) -> bool:
-        if any(f"id:{_digest(t)}" in self.prints for t in _identifiers(text)):
-            return True
-        words = [w.lower() for w in _WORD.findall(text)]
-        return any(
-            f"{size}:{_digest(p)}" in self.prints
-            for size in self.sizes
-            for p in _phrases(words, size)
-        )
 
 
 def erase(store: Store, event: Event) -> dict[str, Any]:
@@ -155,9 +79,9 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
     if recorded is not None:
         return list(recorded)
     versions = rows[0]["versions"] if rows else []
-    texts = [t for v in versions for t in _strings([v["content"] or "", _json(v["meta"])])]
+    texts = [t for v in versions for t in strings_in([v["content"] or "", _json(v["meta"])])]
     prints = fingerprints(texts)
-    hashes = [f"{v['vid']}:{_digest(_erased_text(v))}" for v in versions]
+    hashes = [f"{v['vid']}:{digest(_erased_text(v))}" for v in versions]
     store.write(RECORD_FINGERPRINTS, event_key=event.key, prints=prints, hashes=hashes)
     return prints
 
@@ -171,7 +95,7 @@ def _redaction(row: Mapping[str, Any], matcher: Matcher) -> dict[str, Any]:
     recipe = row["recipe"] if keep_parts and not matcher.hits(row["recipe"] or "") else None
     return {
         "vid": row["vid"],
-        "sha256": _digest(_erased_text(row)),
+        "sha256": digest(_erased_text(row)),
         "meta": stored_json(kept),
         "recipe": recipe,
     }

@@ -87,6 +87,7 @@ def stage(
     *,
     progress: Progress,
     checkpoint: Callable[[str], None],
+    indexing: embedding.Indexing,
     judge: Callable[[Attempt], Attempt] = lambda attempt: attempt,
 ) -> list[Attempt]:
     """Build every selected successor in topological order and stage it in Neo4j.
@@ -102,7 +103,7 @@ def stage(
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
     support = _read_support(store, spec, family, order(family, selected))
-    searchable = embedding.searchable(store.settings)
+    searchable = embedding.searchable(indexing)
     with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
 
         def write(attempt: Attempt) -> Attempt:

@@ -257,10 +257,20 @@ class Artifact(Strict):
     def vid(self) -> str:
         return version_id(self.ns, self.uid, self.version)
 
+    @property
+    def pin(self) -> str:
+        """`uid@version`: what a writer cites as an input to say which version it read."""
+        return pin(self.uid, self.version)
+
 
 def version_id(ns: str, uid: str, version: int) -> str:
     """The unique key of one version of one artifact (a uniqueness constraint in Neo4j)."""
-    return f"{ns}/{uid}@{version}"
+    return f"{ns}/{pin(uid, version)}"
+
+
+def pin(uid: str, version: int) -> str:
+    """`uid@version`, the pinned form of an input (`PIN` parses it back)."""
+    return f"{uid}@{version}"
 
 
 def artifact_key(ns: str, uid: str) -> str:

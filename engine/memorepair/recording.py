@@ -56,6 +56,12 @@ class ImportReport:
     withdrawn_late: list[str] = field(default_factory=list)
     related: int = 0
 
+    def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Count one committed batch: written, served, and withdrawn at once (late)."""
+        self.written += len(rows)
+        self.live += sum(1 for row in rows if row["live"])
+        self.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "written": self.written,
@@ -63,6 +69,19 @@ class ImportReport:
             "withdrawn_late": self.withdrawn_late,
             "related_edges": self.related,
         }
+
+
+@dataclass(frozen=True)
+class Writes:
+    """What recording writes with, built by the API: the search fields of each version
+    (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), the backlog that embeds
+    just after each commit (None: embedded inside it, or not at all), and the principal
+    recording (`by`, kept on every version it writes)."""
+
+    indexing: embedding.Indexing
+    max_content_bytes: int
+    backlog: embedding.EmbeddingBacklog | None = None
+    by: str | None = None
 
 
 def clear(store: Store, ns: str) -> None:
@@ -76,18 +95,17 @@ def import_memory(
     ns: str,
     memory: Memory,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
-    backlog: embedding.EmbeddingBacklog | None = None,
-    by: str | None = None,
 ) -> ImportReport:
     """Import artifacts and edges already in memory (the API's `import_items` and
-    `record_many`); `by` is the principal recording them."""
+    `record_many`)."""
     for artifact in memory.artifacts:
-        _check_size(store, artifact, memory.lines.get(artifact.uid))
+        _check_size(writes.max_content_bytes, artifact, memory.lines.get(artifact.uid))
     by_uid = {a.uid: a for a in memory.artifacts}
     load = lambda uids: [by_uid[u] for u in uids]  # noqa: E731
-    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, backlog, by)
+    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, writes)
 
 
 def import_file(
@@ -95,19 +113,17 @@ def import_file(
     ns: str,
     path: Path,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
-    backlog: embedding.EmbeddingBacklog | None = None,
-    by: str | None = None,
 ) -> ImportReport:
     """Import a memory file, streaming: validated whole first, contents read per batch."""
-    index = index_memory(path, store.settings.max_content_bytes)
-    return _import(store, ns, index.skeleton, index.load, progress, on_stale, backlog, by)
+    index = index_memory(path, writes.max_content_bytes)
+    return _import(store, ns, index.skeleton, index.load, progress, on_stale, writes)
 
 
-def _check_size(store: Store, artifact: ArtifactIn, line: int | None) -> None:
+def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
     size = len(artifact.content.encode("utf-8"))
-    limit = store.settings.max_content_bytes
     if size > limit:
         raise InputError(
             f"line {line or '?'}: artifact {artifact.uid!r} content is {size} bytes, over "
@@ -122,8 +138,7 @@ def _import(
     load: Callable[[Sequence[str]], list[ArtifactIn]],
     progress: Callable[[int, int], None],
     on_stale: OnStale,
-    backlog: embedding.EmbeddingBacklog | None,
-    by: str | None = None,
+    writes: Writes,
 ) -> ImportReport:
     """Refuse existing uids and bad graphs, then write input-first in batches (all or none).
 
@@ -131,6 +146,30 @@ def _import(
     after it (behind the next batches); without, they are computed before each batch.
     """
     store.require_schema()
+    order, inputs = order_skeleton(skeleton, _known_inputs(store, ns, skeleton))
+    report = ImportReport()
+    written: list[str] = []
+    write = _batch_writer(store, ns, on_stale, writes)
+    batches = list(_batches(order, skeleton.sizes, store.batch_size))
+    backlog = writes.backlog
+    hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
+    try:
+        with hold:
+            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
+            for rows in _overlapped(batches, loaded, inputs, write, written):
+                report.add(rows)
+                progress(report.written, len(order))
+            report.related = _write_related(store, ns, skeleton)
+    except MemoRepairError:
+        for vids in store.batched(written):  # nothing half-imported: take back what committed
+            store.write(DELETE_VERSIONS, vids=vids)
+        raise
+    return report
+
+
+def _known_inputs(store: Store, ns: str, skeleton: Skeleton) -> set[str]:
+    """The referenced uids that exist and may be derived from; an artifact of the import
+    that exists already is refused (artifacts are immutable)."""
     keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
     heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
     for uid in sorted(set(skeleton.inputs) & set(heads)):
@@ -141,14 +180,18 @@ def _import(
             "artifacts are immutable: change one with a 'correct' event, or use a new uid"
         )
     # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
-    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
-    order, inputs = order_skeleton(skeleton, known)
-    report = ImportReport()
-    written: list[str] = []
-    space = embedding.space_of(store.settings)
+    return {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+
+
+def _batch_writer(
+    store: Store, ns: str, on_stale: OnStale, writes: Writes
+) -> Callable[[list[ArtifactIn]], list[dict[str, Any]]]:
+    """Writes one batch in its own transaction; with a backlog, its served versions'
+    embeddings are queued for just after the commit, else computed before it."""
+    space, backlog = writes.indexing.space, writes.backlog
 
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
-        search = embedding.search_fields(store.settings, batch, embed=backlog is None)
+        search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
         rows = store.transaction(
             partial(
                 _write_batch,
@@ -157,7 +200,7 @@ def _import(
                 on_stale=on_stale,
                 search=search,
                 space=space,
-                by=by,
+                by=writes.by,
             )
         )
         if backlog is not None:
@@ -166,23 +209,7 @@ def _import(
             backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
         return rows
 
-    batches = list(_batches(order, skeleton.sizes, store.settings.batch_size))
-    hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
-    try:
-        with hold:
-            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
-            for rows in _overlapped(batches, loaded, inputs, write, written):
-                report.written += len(rows)
-                report.live += sum(1 for row in rows if row["live"])
-                report.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
-                progress(report.written, len(order))
-            report.related = _write_related(store, ns, skeleton)
-    except MemoRepairError:
-        if written:  # nothing half-imported: take back the batches that did commit
-            for vids in store.batched(written):
-                store.write(DELETE_VERSIONS, vids=vids)
-        raise
-    return report
+    return write
 
 
 def _overlapped(
@@ -240,8 +267,8 @@ def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[li
 def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
     pairs = [(e.src, e.dst) for e in skeleton.edges if e.rel == "RELATED"] + skeleton.related
     rows = [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
-    for start in range(0, len(rows), store.settings.batch_size):
-        store.write(CREATE_RELATED, rows=rows[start : start + store.settings.batch_size])
+    for batch in store.batched(rows):
+        store.write(CREATE_RELATED, rows=batch)
     return len(rows)
 
 
@@ -250,9 +277,8 @@ def record(
     ns: str,
     artifact: ArtifactIn,
     *,
+    writes: Writes,
     on_stale: OnStale = "withdraw",
-    backlog: embedding.EmbeddingBacklog | None = None,
-    by: str | None = None,
 ) -> dict[str, Any]:
     """Record one artifact derived by an agent: one transaction, in the common case one
     statement (`recording/record_artifact`), so its latency is close to a bare write's.
@@ -260,18 +286,19 @@ def record(
     Unpinned inputs must be current artifacts (their served versions are linked). A pinned
     input (`uid@N`) that is no longer served makes the artifact stale: it is recorded
     withdrawn, joined to the event that superseded or withdrew that version, or refused
-    with `on_stale="refuse"`. With a `backlog` the embedding is written just after the
-    commit (`embedding.EmbeddingBacklog`); without one, inside it.
+    with `on_stale="refuse"`. With a backlog (`writes.backlog`) the embedding is written
+    just after the commit (`embedding.EmbeddingBacklog`); without one, inside it.
     """
     store.require_schema()
     size = len(artifact.content.encode("utf-8"))
-    if size > store.settings.max_content_bytes:
+    if size > writes.max_content_bytes:
         raise InputError(
             f"artifact {artifact.uid!r} content is {size} bytes, over "
-            f"MEMOREPAIR_MAX_CONTENT_BYTES={store.settings.max_content_bytes}"
+            f"MEMOREPAIR_MAX_CONTENT_BYTES={writes.max_content_bytes}"
         )
-    search = embedding.search_fields(store.settings, [artifact], embed=backlog is None)
-    space = embedding.space_of(store.settings)
+    backlog = writes.backlog
+    search = embedding.search_fields(writes.indexing, [artifact], embed=backlog is None)
+    space = writes.indexing.space
     work = partial(
         _record_one,
         ns=ns,
@@ -279,7 +306,7 @@ def record(
         search=search,
         space=space,
         on_stale=on_stale,
-        by=by,
+        by=writes.by,
     )
     result = store.transaction(work)
     if backlog is not None and result["live"]:
@@ -349,6 +376,23 @@ def _write_batch(
     by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
+    state = _lock_inputs(tx, ns, batch)
+    stale = _stale_holders(tx, ns, batch, state, on_stale)
+    rows: list[dict[str, Any]] = []
+    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
+        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
+        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
+        rows.append(row)
+    embedding.claim_space(tx, ns, space)
+    _create(tx, ns, rows)
+    return [
+        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
+    ]
+
+
+def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Input]:
+    """The current version of each input from outside the batch, locked (as the barrier
+    locks it: a writer commits before a barrier's reach or sees its withdrawal)."""
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
     locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
@@ -361,23 +405,19 @@ def _write_batch(
     lost = [u for u in outside if u not in state]
     if lost:
         raise UnknownArtifactError(f"{some(lost, 'input')} disappeared while recording; retry")
-    stale = _stale_holders(tx, ns, batch, state, on_stale)
-    rows: list[dict[str, Any]] = []
-    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
-        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
-        rows.append(row)
-    embedding.claim_space(tx, ns, space)
-    plain = [r["live"] and r["embedding"] is None for r in rows]
-    if any(plain):  # first: the other rows may derive from them (never the reverse)
-        tx.run(
-            CREATE_LIVE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if p]
-        )
-    if not all(plain):
-        tx.run(CREATE_ARTIFACTS, ns=ns, rows=[r for r, p in zip(rows, plain, strict=True) if not p])
-    return [
-        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
-    ]
+    return state
+
+
+def _create(tx: Tx, ns: str, rows: list[dict[str, Any]]) -> None:
+    """The rows as nodes: served ones without an embedding by the plain statement (no
+    vector index update), first, since the others may derive from them (never the
+    reverse)."""
+    plain = [r for r in rows if r["live"] and r["embedding"] is None]
+    other = [r for r in rows if not (r["live"] and r["embedding"] is None)]
+    if plain:
+        tx.run(CREATE_LIVE_ARTIFACTS, ns=ns, rows=plain)
+    if other:
+        tx.run(CREATE_ARTIFACTS, ns=ns, rows=other)
 
 
 def _input(row: Mapping[str, Any]) -> _Input:

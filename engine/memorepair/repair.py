@@ -1,7 +1,22 @@
 """One repair event, read top to bottom as the contract (SPEC §2-6).
 
-    open the event -> barrier -> hold -> cascade -> candidates -> selection -> record
+    open the event -> barrier -> hold -> candidates -> selection -> record
     -> execution -> validation -> publication (-> erasure) -> report
+
+`_run` is that sequence, one `with clock.step(name):` block per step. The step names are
+what the report's `seconds` and the progress lines say; each step records the event's
+phase (`events.PHASES`) named beside it:
+
+    step         SPEC  records phase   what it does
+    barrier      §3    withdrawn       withdraw C(F) in one transaction (F's replacements)
+    hold         §3    (withdrawn)     name the holder on every withdrawn node
+    candidates   §4    -               read the withdrawn cascade, build the family Q
+    selection    §5    -               the min-cut (a resumed run keeps its recorded one)
+    record       §4-5  candidates, selected   the facts on the audit edges
+    execution    §6    staged          build and stage every selected successor
+    validation   §6    validated       judge what execution left without a verdict
+    publication  §6    published       republish in topological batches
+    erasure      -     erased          redact every copy of erased text (erasing events)
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
 event's phases, so a crashed repair resumes by running the same sequence again: steps
@@ -15,11 +30,11 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, cast
 
 from memorepair import (
     audit,
@@ -34,6 +49,7 @@ from memorepair import (
 )
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
 from memorepair.cascade import Cascade
+from memorepair.embedding import Indexing
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
@@ -50,9 +66,6 @@ from memorepair.publication import Outcomes
 from memorepair.selection import EventSelection, Selector, select
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -174,6 +187,7 @@ def run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     spec: RepairEventSpec,
     *,
     lam: float | None = None,
@@ -185,19 +199,23 @@ def run(
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
+    `indexing` gives the replacements and successors their search fields.
     `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     with _gc_paused():
-        return _run(store, registry, config, spec, lam_, selector_, progress, recorded, by)
+        return _run(
+            store, registry, config, indexing, spec, lam_, selector_, progress, recorded, by
+        )
 
 
 def resume(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
@@ -211,7 +229,16 @@ def resume(
     for spec in events.open_event_specs(store, ns, event_id):
         try:
             reports.append(
-                run(store, registry, config, spec, progress=progress, recorded=True, by=by)
+                run(
+                    store,
+                    registry,
+                    config,
+                    indexing,
+                    spec,
+                    progress=progress,
+                    recorded=True,
+                    by=by,
+                )
             )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
@@ -222,6 +249,7 @@ def retry(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
@@ -237,7 +265,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, spec, progress=progress, recorded=True, by=by)
+        return run(store, registry, config, indexing, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -256,7 +284,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, spec, selector=selector, progress=progress, by=by)
+    return run(store, registry, config, indexing, spec, selector=selector, progress=progress, by=by)
 
 
 def resolve(
@@ -275,6 +303,7 @@ def _run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
+    indexing: Indexing,
     spec: RepairEventSpec,
     lam: float,
     selector: Selector,
@@ -301,21 +330,28 @@ def _run(
         )
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
-        clock.time("barrier", _withdraw, store, event, config.busy_wait_s)
+        with clock.step("barrier"):
+            _withdraw(store, event, config.busy_wait_s, indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
-        clock.time("hold", barrier.hold, store, spec)
-    withdrawn = clock.time("candidates", cascade.read_withdrawn, store, spec, event.key)
-    family = clock.time("candidates", candidate_family, store, registry, config, spec, withdrawn)
-    selection = clock.time("selection", _select, event, family, withdrawn, config)
+        with clock.step("hold"):
+            barrier.hold(store, spec)
+    with clock.step("candidates"):
+        withdrawn = cascade.read_withdrawn(store, spec, event.key)
+        family = candidate_family(store, registry, config, spec, withdrawn)
+    with clock.step("selection"):
+        selection = _select(event, family, withdrawn, config)
     if not event.reached("selected"):
-        clock.time("record", _record, store, event, withdrawn, family, selection)
-    attempts = clock.time(
-        "execution", _execute, store, registry, event, family, selection, progress
-    )
-    attempts = clock.time("validation", _validate, store, registry, event, attempts, progress)
-    outcomes = clock.time("publication", _publish, store, event, family, selection, attempts)
+        with clock.step("record"):
+            _record(store, event, withdrawn, family, selection)
+    with clock.step("execution"):
+        attempts = _execute(store, registry, indexing, event, family, selection, progress)
+    with clock.step("validation"):
+        attempts = _validate(store, registry, event, attempts, progress)
+    with clock.step("publication"):
+        outcomes = _publish(store, event, family, selection, attempts)
     if spec.erases:
-        clock.time("erasure", erasure.erase, store, event)
+        with clock.step("erasure"):
+            erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     return replace(report, seconds=clock.seconds)
 
@@ -379,7 +415,7 @@ def candidate_family(
     )
 
 
-def _withdraw(store: Store, event: Event, wait_s: float) -> None:
+def _withdraw(store: Store, event: Event, wait_s: float, indexing: Indexing) -> None:
     try:
         barrier.withdraw_when_free(
             store,
@@ -387,6 +423,7 @@ def _withdraw(store: Store, event: Event, wait_s: float) -> None:
             cascade=event.cascade,
             commit=event.commit("withdrawn"),
             wait_s=wait_s,
+            indexing=indexing,
         )
     except InputError as exc:  # nothing was withdrawn; the id may be used again
         event.refuse(exc)
@@ -431,6 +468,7 @@ def _record(
 def _execute(
     store: Store,
     registry: OperatorRegistry,
+    indexing: Indexing,
     event: Event,
     family: CandidateFamily,
     selection: EventSelection,
@@ -444,6 +482,7 @@ def _execute(
         selection.selected,
         progress=progress,
         checkpoint=event.checkpoint,
+        indexing=indexing,
         judge=partial(validation.judge, registry),
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
@@ -549,13 +588,15 @@ class _Clock:
         self.progress = progress
         self.seconds: dict[str, float] = {}
 
-    def time(self, step: str, work: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        self.progress(step, 0, 1)
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        """One step of the sequence, under its name (the module docstring's table): the
+        report's `seconds` and the progress lines use it; a step that raises is not done."""
+        self.progress(name, 0, 1)
         started = time.perf_counter()
-        result = work(*args, **kwargs)
-        self.seconds[step] = self.seconds.get(step, 0.0) + time.perf_counter() - started
-        self.progress(step, 1, 1)
-        return result
+        yield
+        self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
+        self.progress(name, 1, 1)
 
 
 @contextmanager

@@ -18,9 +18,9 @@ from typing import Any
 
 from memorepair import embedding, queries
 from memorepair.codec import stored_json
+from memorepair.embedding import Indexing
 from memorepair.errors import CascadeBusyError, InputError, UnknownArtifactError, some
 from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key, version_id
-from memorepair.settings import Settings
 from memorepair.store import HEADS, LOCK_HEADS, Tx
 
 MAX_VERSIONS = queries.named("replacement/max_versions")
@@ -70,7 +70,7 @@ def check_still_served(tx: Tx, spec: RepairEventSpec, lineage: Lineage) -> None:
         )
 
 
-def search_fields(settings: Settings, spec: RepairEventSpec) -> dict[str, dict[str, Any]]:
+def search_fields(indexing: Indexing, spec: RepairEventSpec) -> dict[str, dict[str, Any]]:
     """Each replacement's embedding and meta terms, computed before the barrier's
     transaction (the replacement is served from its commit on); none for a delete."""
     if spec.type is EventType.DELETE or spec.retry_of is not None:
@@ -79,7 +79,7 @@ def search_fields(settings: Settings, spec: RepairEventSpec) -> dict[str, dict[s
     for uid in spec.roots:
         content, meta, _ = spec.delta(uid)
         rows.append({"content": content, "meta": stored_json(meta)})
-    rows = embedding.searchable(settings)(rows)
+    rows = embedding.searchable(indexing)(rows)
     fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
     return {uid: {f: row[f] for f in fields} for uid, row in zip(spec.roots, rows, strict=True)}
 

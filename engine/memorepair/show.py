@@ -29,10 +29,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from string import Template
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
-from memorepair.model import EventType
-from memorepair.repair import Preview
+from memorepair.candidates import CandidateFamily, CascadeNode
+from memorepair.execution import Attempt
+from memorepair.model import Artifact, EventType, RepairEventSpec
+from memorepair.publication import Outcomes
 
 Stage = Literal["plan", "repair"]
 Format = Literal["html", "mermaid", "dot"]
@@ -208,9 +210,35 @@ def _audited_node(row: Mapping[str, Any]) -> Node:
     )
 
 
-def from_preview(preview: Preview) -> CascadeView:
+class PlanLike(Protocol):
+    """What a view reads of `repair.Plan` (this module sits below the repair it draws)."""
+
+    @property
+    def spec(self) -> RepairEventSpec: ...
+    @property
+    def family(self) -> CandidateFamily: ...
+    @property
+    def selected(self) -> tuple[str, ...]: ...
+
+
+class PreviewLike(Protocol):
+    """What a view reads of `repair.Preview`."""
+
+    @property
+    def plan(self) -> PlanLike: ...
+    @property
+    def nodes(self) -> tuple[CascadeNode, ...]: ...
+    @property
+    def attempts(self) -> tuple[Attempt, ...]: ...
+    @property
+    def outcomes(self) -> Outcomes: ...
+    @property
+    def current(self) -> Mapping[str, Artifact]: ...
+
+
+def from_preview(preview: PreviewLike) -> CascadeView:
     """The view of what `repair` would do now (published means: would be published)."""
-    spec, family = preview.plan.spec, preview.plan.family
+    spec = preview.plan.spec
     outcome_of = {uid: o for o, uids in preview.outcomes.sets.items() for uid in uids}
     attempts = {a.candidate.uid: a for a in preview.attempts}
     inside = {n.uid for n in preview.nodes}
@@ -229,26 +257,29 @@ def from_preview(preview: Preview) -> CascadeView:
         )
         if cn.root:
             nodes.append(_previewed_root(base, spec.type, spec.delta, spec.reason))
-            continue
-        c = family.by_uid[cn.uid]
-        attempt = attempts.get(cn.uid)
-        successor = attempt.successor if attempt else None
-        nodes.append(
-            Node(
-                **{
-                    **asdict(base),
-                    "outcome": outcome_of.get(cn.uid, "unselected"),
-                    "mode": c.mode.value,
-                    "value": c.value,
-                    "cost": c.cost,
-                    "selected": cn.uid in preview.plan.selected,
-                    "reason": preview.outcomes.details.get(cn.uid) or c.reason,
-                    "after": successor.content if successor else None,
-                    "successor": attempt.version if attempt and successor else None,
-                }
-            )
-        )
+        else:
+            outcome = outcome_of.get(cn.uid, "unselected")
+            nodes.append(_previewed(base, preview, outcome, attempts.get(cn.uid)))
     return CascadeView(spec.id, spec.type.value, "plan", "plan", spec.reason, tuple(nodes))
+
+
+def _previewed(base: Node, preview: PreviewLike, outcome: str, attempt: Attempt | None) -> Node:
+    """A descendant as the preview decided it: its candidate facts and successor."""
+    c = preview.plan.family.by_uid[base.uid]
+    successor = attempt.successor if attempt else None
+    return Node(
+        **{
+            **asdict(base),
+            "outcome": outcome,
+            "mode": c.mode.value,
+            "value": c.value,
+            "cost": c.cost,
+            "selected": base.uid in preview.plan.selected,
+            "reason": preview.outcomes.details.get(base.uid) or c.reason,
+            "after": successor.content if successor else None,
+            "successor": attempt.version if attempt and successor else None,
+        }
+    )
 
 
 def _previewed_root(base: Node, event_type: EventType, delta: Any, reason: str) -> Node:
@@ -650,19 +681,33 @@ def layout(
         return MARGIN + (x - left) * (BOX_W + HGAP), MARGIN + layer * (BOX_H + VGAP)
 
     positions = {b.id: point(*placed.coords[i]) for b, i in ((b, index[b.id]) for b in d.boxes)}
-    routes: list[list[tuple[float, float]]] = []
-    for (a, b), bends in zip(d.edges, bends_of, strict=True):
-        (ax, ay), (bx, by) = positions[a], positions[b]
-        middle = [point(x, y) for x, y in bends]
-        routes.append(
-            [(ax + BOX_W / 2, ay + BOX_H)]
-            + [(x + BOX_W / 2, y + BOX_H / 2) for x, y in middle]
-            + [(bx + BOX_W / 2, by)]
-        )
+    routes = [
+        _route(positions[a], positions[b], [point(x, y) for x, y in bends])
+        for (a, b), bends in zip(d.edges, bends_of, strict=True)
+    ]
+    return positions, routes, *_size(positions, routes)
+
+
+def _size(
+    positions: Mapping[str, tuple[float, float]], routes: list[list[tuple[float, float]]]
+) -> tuple[int, int]:
+    """The picture's width and height: every box and every edge's bends inside."""
     right = max([x for x, _ in positions.values()] + [x for r in routes for x, _ in r] + [0])
     width = int(right + BOX_W + 2 * MARGIN)
     height = int(max((y for _, y in positions.values()), default=0) + BOX_H + 2 * MARGIN)
-    return positions, routes, width, height
+    return width, height
+
+
+def _route(
+    start: tuple[float, float], end: tuple[float, float], middle: list[tuple[float, float]]
+) -> list[tuple[float, float]]:
+    """An edge from the bottom of its start box, through its bends, to the top of its end."""
+    (ax, ay), (bx, by) = start, end
+    return (
+        [(ax + BOX_W / 2, ay + BOX_H)]
+        + [(x + BOX_W / 2, y + BOX_H / 2) for x, y in middle]
+        + [(bx + BOX_W / 2, by)]
+    )
 
 
 def _details(view: CascadeView, d: Drawing) -> dict[str, Any]:

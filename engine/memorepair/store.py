@@ -19,9 +19,8 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from pathlib import Path
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import neo4j
 from neo4j import GraphDatabase, ManagedTransaction, RoutingControl
@@ -30,7 +29,6 @@ from neo4j import exceptions as neo4j_errors
 from memorepair import queries
 from memorepair.errors import ConfigError, DatabaseError, InputError, MemoRepairError
 from memorepair.queries import Query
-from memorepair.settings import Settings
 
 T = TypeVar("T")
 Row = dict[str, Any]
@@ -82,39 +80,51 @@ def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
         yield list(values[start : start + size])
 
 
+#: Where serving reads go on a cluster: the writer, or any member (MEMOREPAIR_SERVING_READS).
+ServingReads = Literal["writer", "any"]
+
+
 class Store:
-    def __init__(self, settings: Settings, driver: neo4j.Driver, uri: str) -> None:
-        self.settings = settings
+    """One Neo4j database through one driver, handed in with the few knobs it runs by."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        uri: str,
+        *,
+        database: str,
+        batch_size: int,
+        serving_reads: ServingReads,
+        unreachable_hint: str,
+    ) -> None:
         self.driver = driver
         self.uri = uri
-        self.database = settings.neo4j_database
+        self.database = database
         #: Rows per statement and transaction for work that does not fit one (bounded
         #: server memory per transaction; MEMOREPAIR_BATCH_SIZE).
-        self.batch_size = settings.batch_size
+        self.batch_size = batch_size
+        #: What to do when the server does not answer (said with the error).
+        self.unreachable_hint = unreachable_hint
         self._schema_seen = False
         #: One per Store: every read carries the bookmarks of every write before it.
         self._bookmarks = GraphDatabase.bookmark_manager()
         self._serving_route = (
-            RoutingControl.WRITE if settings.serving_reads == "writer" else RoutingControl.READ
+            RoutingControl.WRITE if serving_reads == "writer" else RoutingControl.READ
         )
 
     @classmethod
-    def connect(cls, settings: Settings) -> Store:
-        """Open a driver on the configured server, or on the local one when none is set."""
-        if settings.neo4j_uri is not None:
-            uri = settings.neo4j_uri
-            password = settings.neo4j_password
-            auth: tuple[str, str] | None = (
-                (settings.neo4j_username, password.get_secret_value()) if password else None
-            )
-        else:
-            from memorepair.local.server import LocalServer  # local only when no URI is set
-
-            server = LocalServer(settings)
-            uri = settings.local_uri
-            if settings.local_auth and settings.neo4j_password is None:
-                _require_local_state(server.password_file)
-            auth = (settings.neo4j_username, server.password()) if settings.local_auth else None
+    def open(
+        cls,
+        uri: str,
+        auth: tuple[str, str] | None,
+        *,
+        database: str,
+        batch_size: int,
+        serving_reads: ServingReads,
+        unreachable_hint: str,
+    ) -> Store:
+        """A driver on the server at `uri` (the API resolves which, and the password),
+        checked to answer before it is handed out."""
         try:
             driver = GraphDatabase.driver(
                 uri,
@@ -126,7 +136,14 @@ class Store:
             )
         except (ValueError, neo4j_errors.ConfigurationError) as exc:
             raise ConfigError(f"NEO4J_URI {uri!r} is not usable: {exc}") from exc
-        store = cls(settings, driver, uri)
+        store = cls(
+            driver,
+            uri,
+            database=database,
+            batch_size=batch_size,
+            serving_reads=serving_reads,
+            unreachable_hint=unreachable_hint,
+        )
         store.verify()
         return store
 
@@ -291,31 +308,15 @@ class Store:
                 "for the local server the password is in <state>/neo4j/password"
             ) from exc
         except neo4j_errors.ServiceUnavailable as exc:
-            hint = (
-                f"run `memorepair neo4j start`; local state {self.settings.state_dir.resolve()}"
-                if self.settings.uses_local_server
-                else "check NEO4J_URI and that the server is up"
-            )
-            raise DatabaseError(f"Neo4j at {self.uri} is unreachable ({hint})") from exc
+            raise DatabaseError(
+                f"Neo4j at {self.uri} is unreachable ({self.unreachable_hint})"
+            ) from exc
         except neo4j_errors.ConstraintError as exc:
             raise InputError(f"the database refused a write: {exc.message}") from exc
         except neo4j_errors.Neo4jError as exc:
             raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
         except neo4j_errors.DriverError as exc:
             raise DatabaseError(f"Neo4j driver error: {exc}") from exc
-
-
-def _require_local_state(password_file: Path) -> None:
-    """Refuse to connect to the local server from a folder that never started one: the
-    state folder (and its generated password) is per folder, so guessing would only fail
-    later as a bare authentication error, and leave a stray state folder behind."""
-    if not password_file.is_file():
-        state = password_file.parent.parent
-        raise ConfigError(
-            f"no local Neo4j state in {state} (the state folder is per working folder): "
-            "run `memorepair neo4j start` here, set MEMOREPAIR_STATE_DIR to the folder "
-            "where you started it, or set NEO4J_URI and NEO4J_PASSWORD"
-        )
 
 
 class WriteBehind:

@@ -189,12 +189,17 @@ def infer_params(old: FunctionSpec, new: FunctionSpec) -> dict[str, str]:
     for kind in {old.params[p] for p in gone}:
         left = [p for p in gone if old.params[p] == kind]
         arrived = [p for p in added if new.params[p] == kind]
-        if len(left) == len(arrived):
-            found.update(zip(left, arrived, strict=True))
-            continue
-        scores = {(g, a): SequenceMatcher(None, g, a).ratio() for g in left for a in arrived}
-        found.update(_mutual_best(left, arrived, scores, NAME_MATCH))
+        found.update(_pair_params(left, arrived))
     return {p: found[p] for p in gone if p in found}
+
+
+def _pair_params(left: Sequence[str], arrived: Sequence[str]) -> dict[str, str]:
+    """Parameters of one type that left and arrived: in declared order when the counts
+    are equal, else only the clear name matches."""
+    if len(left) == len(arrived):
+        return dict(zip(left, arrived, strict=True))
+    scores = {(g, a): SequenceMatcher(None, g, a).ratio() for g in left for a in arrived}
+    return _mutual_best(left, arrived, scores, NAME_MATCH)
 
 
 def _mutual_best(

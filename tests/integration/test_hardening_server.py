@@ -17,9 +17,9 @@ import pytest
 from pydantic import SecretStr
 from reliability_support import MEMORYREPAIR_BIN
 
+from memorepair.api import connect
 from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
-from memorepair.store import Store
 
 
 def free_port() -> int:
@@ -122,7 +122,7 @@ def test_state_folder_is_private_under_umask_022(
         assert watch.saw_marker and watch.scans > 1
         assert watch.leaked == []
         assert not (server.root / "set-initial-password.args").exists()
-        with Store.connect(settings) as store:  # the tricky password really was set
+        with connect(settings) as store:  # the tricky password really was set
             store.driver.execute_query("CREATE (:Probe {at: 1})")  # the server writes files
         assert any("owner-only" in m for m in messages), messages
         assert stat.S_IMODE(state.stat().st_mode) == 0o700

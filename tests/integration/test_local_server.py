@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from memorepair.api import connect
 from memorepair.errors import ConfigError, ServerError
 from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
-from memorepair.store import Store
 
 
 def free_port() -> int:
@@ -47,7 +47,7 @@ def test_start_query_stop_leaves_nothing_behind(private: Settings) -> None:
         assert status.running and status.pid
         mode = stat.S_IMODE(os.stat(server.password_file).st_mode)
         assert mode == 0o600
-        with Store.connect(private) as store:
+        with connect(private) as store:
             assert store.verify().startswith(f"Neo4j/{private.neo4j_version}")
             rows = store.driver.execute_query("RETURN 1 AS one").records
             assert rows[0]["one"] == 1
@@ -55,7 +55,7 @@ def test_start_query_stop_leaves_nothing_behind(private: Settings) -> None:
             update={"neo4j_uri": private.local_uri, "neo4j_password": SecretStr("not-the-password")}
         )
         with pytest.raises(ConfigError, match="refused the credentials"):
-            Store.connect(wrong)
+            connect(wrong)
         with pytest.raises(ServerError, match="already taken"):
             LocalServer(
                 private.model_copy(update={"state_dir": private.state_dir / "other"})
@@ -78,7 +78,7 @@ def test_a_password_starting_with_a_dash_is_set_not_read_as_an_option(private: S
     server.password_file.write_text("-Xdash-first-password-0123\n", encoding="utf-8")
     server.start()
     try:
-        with Store.connect(private) as store:
+        with connect(private) as store:
             assert store.driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
     finally:
         assert server.stop()

@@ -107,7 +107,7 @@ def test_deferred_embeddings_land_and_this_process_finds_what_it_recorded(
 
 
 def _model(memory: MemoryStore) -> str:
-    space = embedding.space_of(memory.settings)
+    space = embedding.space_of(memory.embedder)
     assert space is not None
     return space.model
 

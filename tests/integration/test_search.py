@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 from reliability_support import correct_event, fan_memory, run_cli, start_paused, write_event
 
-from memorepair.api import MemoryStore, open_store
-from memorepair.embedding import embedder_for
+from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.errors import EmbeddingError, InputError
 from memorepair.model import ArtifactIn, Kind
 from memorepair.serving.search import Searcher, filters
@@ -229,7 +228,7 @@ def test_filters_at_one_percent_selectivity_return_the_exact_top_k(
         # the path each ranking took: 1% is scored exactly after one index query, no
         # filter stays on the index, a filter nothing passes ends exhaustive (or with the
         # index exhausted: nothing more to widen to)
-        searcher = Searcher(memory.store)
+        searcher = Searcher(memory.store, memory.embedder)
 
         def path(**kw: Any) -> str:
             f = filters(memory.ns, searchable=["topic"], **{**NO_FILTER, **kw})

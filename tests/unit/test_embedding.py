@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 import pytest
 
+from memorepair.api import embedder_for
 from memorepair.embedding import (
     Embedder,
     HttpEmbedder,
     WordLlamaEmbedder,
     embed_rows,
-    embedder_for,
     meta_terms,
 )
 from memorepair.errors import ConfigError, EmbeddingError

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from memorepair.erasure import Matcher, fingerprints
+from memorepair.api import purge_local_server
 from memorepair.errors import ConfigError
-from memorepair.local import purge, store_files
+from memorepair.fingerprints import Matcher, fingerprints
+from memorepair.local import store_files
 from memorepair.local.purge import (
     DYNAMIC_DATA,
     DYNAMIC_PER_PAGE,
@@ -159,4 +160,4 @@ def test_last_log_version(tmp_path: Path) -> None:
 def test_purge_refuses_a_server_it_does_not_run(tmp_path: Path) -> None:
     settings = load_settings(neo4j_uri="neo4j+s://example.invalid", state_dir=tmp_path)
     with pytest.raises(ConfigError, match="local server only"):
-        purge.purge(settings)
+        purge_local_server(settings)

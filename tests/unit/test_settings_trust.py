@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from memorepair.api import connect
 from memorepair.cli import cli
 from memorepair.errors import ConfigError
 from memorepair.settings import Settings, describe, load_settings
-from memorepair.store import Store
 
 HOSTILE = {
     "NEO4J_URI": "bolt://attacker.example:7687",
@@ -149,7 +149,7 @@ def test_a_folder_without_local_state_is_told_where_to_look(
     stray state folder (with a guessed password) left behind."""
     clean_env.chdir(tmp_path)
     with pytest.raises(ConfigError) as refused:
-        Store.connect(load_settings())
+        connect(load_settings())
     assert f"no local Neo4j state in {tmp_path.resolve() / '.memorepair'}" in str(refused.value)
     assert "MEMOREPAIR_STATE_DIR" in str(refused.value)
     assert not (tmp_path / ".memorepair").exists()

@@ -71,11 +71,11 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memorepair.api import MemoryStore, Principal, Served, open_store
-from memorepair.codec import canonical_json
+from memorepair.api import SEARCH_MAX_K as MAX_K
+from memorepair.api import MemoryStore, Principal, Served, canonical_json, open_store
+from memorepair.api import SearchMode as Mode
 from memorepair.errors import InputError
 from memorepair.model import PIN, UID_PATTERN, Artifact
-from memorepair.serving.search import MAX_K, Mode
 from memorepair.settings import Settings
 
 #: Value keys that are not content or meta: provenance and artifact options.
@@ -287,7 +287,7 @@ class MemoRepairStore(BaseStore):
         """`uid@N` of the item's served version, to cite as an input (None: not served)."""
         uid = uid_of(namespace, key)
         served = self.memory.served([uid]).get(uid)
-        return f"{uid}@{served.artifact.version}" if served else None
+        return served.artifact.pin if served else None
 
     # ---- BaseStore ----
     def batch(self, ops: Iterable[Op]) -> list[Result]:

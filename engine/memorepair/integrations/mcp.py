@@ -1,12 +1,15 @@
 """MemoRepair as an MCP server: the memory an agent reads and writes through tools.
 
 `memorepair mcp` serves these tools over stdio (or streamable HTTP with `--http`), built
-with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each tool is a thin
-call of `memorepair.api.MemoryStore`, so it behaves exactly as the CLI command of the
-same job, access check included; its docstring is what the calling model reads. Results
-are JSON objects; a MemoRepair error (a refused role too) comes back as a tool error
-carrying the CLI's one-line message. Every tool takes an optional `namespace` (default:
-the server's, from `--ns` or MEMOREPAIR_NAMESPACE); one connection serves them all.
+with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each tool is a method
+of `MemoryTools` over one `memorepair.api.MemoryStore` method (`TOOLS` names it, with the
+tool's annotations), so it behaves exactly as the CLI command of the same job, access
+check included; its docstring is what the calling model reads. Results are typed
+(pydantic models), so clients get each tool's output schema; a MemoRepair error (a
+refused role too) comes back as a tool error carrying the CLI's one-line message
+(`_Server.call_tool`, the one place that turns errors into tool errors). Every tool takes
+an optional `namespace` (default: the server's, from `--ns` or MEMOREPAIR_NAMESPACE); one
+connection serves them all.
 
 **Who calls.** Over stdio every call acts as the local principal. Over HTTP the server is
 an OAuth 2.1 resource server through the SDK's own auth: `AuthSettings` (protected
@@ -33,24 +36,35 @@ import json
 import math
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorepair.api import MemoryStore, Principal, authenticator, loopback, open_store
-from memorepair.errors import AccessDeniedError, ConfigError, MemoRepairError
-from memorepair.events import RepairReport
-from memorepair.model import Artifact
+from memorepair.api import (
+    Hit,
+    MemoryStore,
+    Plan,
+    Principal,
+    RepairReport,
+    SearchMode,
+    authenticator,
+    loopback,
+    open_store,
+)
+from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
+from memorepair.model import Arch, Artifact, Kind, pin
 from memorepair.settings import Settings
 
 SERVER_NAME = "memorepair"
@@ -66,9 +80,6 @@ memory_correct; when a tool's API changed, tool_migrated. repair_plan shows what
 change would withdraw without doing it. Never re-record text you read from a memory that
 memory_get no longer returns."""
 
-Kind = Literal["record", "cache", "summary", "skill"]
-Arch = Literal["neural", "prompt", "chain"]
-SearchMode = Literal["hybrid", "vector", "text"]
 MetaValue = str | int | float | bool
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
@@ -79,6 +90,32 @@ DESTRUCTIVE = ToolAnnotations(
     readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False
 )
 
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool's hints for clients and the one `MemoryStore` method it is a call of."""
+
+    annotations: ToolAnnotations
+    method: str
+
+
+#: Every tool, in the order clients list them.
+TOOLS: dict[str, ToolSpec] = {
+    "memory_search": ToolSpec(READ_ONLY, "search"),
+    "memory_get": ToolSpec(READ_ONLY, "retrieve"),
+    "memory_lineage": ToolSpec(READ_ONLY, "lineage"),
+    "memory_record": ToolSpec(ADDITIVE, "record"),
+    "tool_register": ToolSpec(ADDITIVE, "record_interface"),
+    "memory_update": ToolSpec(DESTRUCTIVE, "update"),
+    "memory_correct": ToolSpec(DESTRUCTIVE, "correct"),
+    "memory_forget": ToolSpec(DESTRUCTIVE, "forget"),
+    "tool_migrated": ToolSpec(DESTRUCTIVE, "migrate_tool"),
+    "repair_plan": ToolSpec(READ_ONLY, "plan"),
+    "repair_status": ToolSpec(READ_ONLY, "status"),
+    "audit_check": ToolSpec(READ_ONLY, "check"),
+    "audit_exposure": ToolSpec(READ_ONLY, "exposure"),
+    "whoami": ToolSpec(READ_ONLY, "whoami"),
+}
 
 #: Who a tool call acts as: a principal (None: the store's own, the local one) and the
 #: MCP session it came in (None over stdio).
@@ -109,6 +146,247 @@ class _LimitError(MemoRepairError):
     """A tool call over one of the HTTP limits."""
 
 
+# ---- results -------------------------------------------------------------------------------
+class Result(BaseModel):
+    """What every tool answers with: the namespace it ran in, and its own fields."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    namespace: str = ""
+
+
+class SearchHit(BaseModel):
+    uid: str
+    version: int
+    kind: str
+    score: float | None
+    ranks: dict[str, int | None]
+    content: str
+    related_to: str | None
+    pin: str
+
+    @classmethod
+    def of(cls, hit: Hit) -> SearchHit:
+        return cls(**hit.as_dict(), pin=hit.pin)
+
+
+class SearchResult(Result):
+    hits: list[SearchHit]
+
+
+class ArtifactOut(BaseModel):
+    """A served version as a tool returns it: `pin` is what to cite as an input."""
+
+    uid: str
+    version: int
+    pin: str
+    kind: str
+    arch: str | None
+    content: str
+    meta: dict[str, Any]
+    inputs: list[str]
+
+    @classmethod
+    def of(cls, artifact: Artifact) -> ArtifactOut:
+        return cls(
+            uid=artifact.uid,
+            version=artifact.version,
+            pin=artifact.pin,
+            kind=artifact.kind.value,
+            arch=artifact.arch.value if artifact.arch else None,
+            content=artifact.content,
+            meta=artifact.meta,
+            inputs=artifact.inputs,
+        )
+
+
+class GetResult(Result):
+    found: bool
+    uid: str | None = None
+    artifact: ArtifactOut | None = None
+
+
+class LineageResult(Result):
+    uid: str
+    versions: list[dict[str, Any]]
+
+
+class RecordResult(Result):
+    vid: str
+    uid: str
+    live: bool
+    held_by: str | None
+    served: bool
+    pin: str | None = None
+
+
+class ReportResult(Result):
+    """A repair's report, saying plainly whether everything it withdrew is settled."""
+
+    event: str
+    type: str
+    status: str
+    selector: str
+    lam: float = Field(alias="lambda")
+    withdrawn: int
+    candidates: int
+    executable: int
+    selected: list[str]
+    outcomes: dict[str, list[str]]
+    objective: float
+    repair_value: float
+    cost: float
+    repair_all_value: float
+    repair_all_cost: float
+    normalised_cost: float
+    backend: str
+    seconds: dict[str, float]
+    details: dict[str, str]
+    resumed_from: str | None
+    stranded: list[dict[str, str]]
+    complete: bool
+    warning: str | None = None
+
+    @classmethod
+    def of(cls, report: RepairReport) -> ReportResult:
+        left = report.stranded
+        result = cls.model_validate({**report.as_dict(), "stranded": left, "complete": not left})
+        if left:
+            result.warning = (
+                f"{len(left)} artifact(s) stay withdrawn, not repaired (e.g. "
+                + ", ".join(
+                    f"{s['uid']} ({s['outcome']}: {s['detail'] or 'see repair_status'})"
+                    for s in left[:3]
+                )
+                + f"); they are not served until the cause is fixed and `memorepair retry "
+                f"{report.event}` runs"
+            )
+        return result
+
+
+class PlanResult(Result):
+    """A dry run with its answer up front: withdrawn, repaired, removed, relative cost."""
+
+    would_withdraw: list[str]
+    would_repair: list[str]
+    would_remove: list[str]
+    cost_vs_repair_all: float
+    plan: dict[str, Any]
+
+    @classmethod
+    def of(cls, plan: Plan) -> PlanResult:
+        data = plan.as_dict()
+        candidates = data["candidates"]
+        repaired = [c["uid"] for c in candidates if c["selected"]]
+        dropped = [c["uid"] for c in candidates if not c["selected"]]
+        removed = sorted(data["roots"]) + dropped if data["type"] == "delete" else dropped
+        all_cost = data["repair_all_cost"]
+        return cls(
+            would_withdraw=data["cascade"],
+            would_repair=repaired,
+            would_remove=removed,
+            cost_vs_repair_all=data["cost"] / all_cost if all_cost else 0.0,
+            plan=data,
+        )
+
+
+class MigrationResult(Result):
+    """A tool migration: the event, the new interface and how its maps were found, then
+    the plan (`dry_run`) or the repair's report."""
+
+    event: str
+    interface: dict[str, Any]
+    inferred: dict[str, Any]
+    unmapped: list[str]
+    would_withdraw: list[str] | None = None
+    would_repair: list[str] | None = None
+    would_remove: list[str] | None = None
+    cost_vs_repair_all: float | None = None
+    plan: dict[str, Any] | None = None
+    report: ReportResult | None = None
+
+
+class EventSets(BaseModel):
+    id: str
+    sets: dict[str, list[dict[str, Any]]]
+
+
+class StatusResult(Result):
+    server: str
+    principal: str
+    artifacts: dict[str, int]
+    open_events: list[dict[str, Any]]
+    withdrawn: list[dict[str, Any]]
+    event: EventSets | None = None
+
+
+class CheckResult(Result):
+    ok: bool
+    stale_served: list[dict[str, Any]]
+    erasure: dict[str, Any] | None = None
+
+
+class Exposure(BaseModel):
+    """One withdrawn version read by one principal in one session, before the barrier."""
+
+    uid: str
+    version: int
+    outcome: str
+    root: bool
+    published_at: str | None
+    principal: str
+    session: str | None
+    reads: int
+    first_at: str | None
+    last_at: str | None
+
+
+class PrincipalExposure(BaseModel):
+    """One principal's reads of what the event withdrew, over all its sessions."""
+
+    principal: str
+    reads: int
+    versions: list[str]
+    sessions: list[str]
+    first_at: str | None
+    last_at: str | None
+
+
+class ExposureResult(Result):
+    """Who was served what an event withdrew: most exposed first, ids and times only."""
+
+    event: str
+    type: str | None
+    by: str | None
+    created_at: str | None
+    barrier_at: str | None
+    withdrawn: int
+    exposed_versions: int
+    reads: int
+    principals: list[PrincipalExposure]
+    exposures: list[Exposure]
+
+
+class WhoamiResult(Result):
+    """The principal a connection acts as, its session, and its roles in the namespace."""
+
+    principal: str
+    via: str
+    session: str | None
+    owner: bool
+    roles: list[str]
+
+
+def _result(result: Result) -> CallToolResult:
+    """The structured result and the same as JSON text (datetimes as text)."""
+    data = result.model_dump(by_alias=True, exclude_unset=True)
+    text = json.dumps(data, indent=2, sort_keys=True, default=str)
+    return CallToolResult(
+        content=[TextContent(type="text", text=text)], structuredContent=json.loads(text)
+    )
+
+
+# ---- the tools -----------------------------------------------------------------------------
 class Memories:
     """One MemoryStore per namespace the clients use, over one connection opened on first
     use (so a client can list the tools before Neo4j is up); each call gets a view of it
@@ -129,16 +407,11 @@ class Memories:
         self.who = who
         self.limits = limits
 
-    def over_limit(self, *, k: int = 0, texts: tuple[Any, ...] = ()) -> CallToolResult | None:
-        """A tool error when a call is over the HTTP limits (`k`, content size), else None."""
-        if self.limits is None:
-            return None
-        try:
+    def check_limits(self, *, k: int = 0, texts: tuple[Any, ...] = ()) -> None:
+        """Refuse a call over the HTTP limits (`k`, content size) with a tool error."""
+        if self.limits is not None:
             self.limits.check_k(k)
             self.limits.check_content(*(t if isinstance(t, str) else json.dumps(t) for t in texts))
-        except _LimitError as exc:
-            return _error(str(exc))
-        return None
 
     def get(self, namespace: str | None, who: Who = (None, None)) -> MemoryStore:
         with self._lock:
@@ -163,86 +436,312 @@ class Memories:
             self._base, self._by_ns = None, {}
 
 
-def _result(data: Mapping[str, Any]) -> CallToolResult:
-    text = json.dumps(data, indent=2, sort_keys=True, default=str)
-    structured = json.loads(text)  # plain JSON types only (datetimes as text)
-    return CallToolResult(
-        content=[TextContent(type="text", text=text)], structuredContent=structured
-    )
+class MemoryTools:
+    """The tools: each method is one tool, a call of the `MemoryStore` method `TOOLS`
+    names on the store of the namespace it is given."""
 
+    def __init__(self, memories: Memories) -> None:
+        self._memories = memories
 
-def _error(message: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=message)], isError=True)
+    async def _call(
+        self, namespace: str | None, work: Callable[[MemoryStore], Result]
+    ) -> CallToolResult:
+        """Blocking API work on a worker thread, acting as the caller (read here, in the
+        request's context); its result names the namespace."""
+        who = self._memories.who()
 
+        def call() -> CallToolResult:
+            memory = self._memories.get(namespace, who)
+            result = work(memory)
+            result.namespace = memory.ns
+            return _result(result)
 
-async def _run(
-    memories: Memories, namespace: str | None, work: Callable[[MemoryStore], Mapping[str, Any]]
-) -> CallToolResult:
-    """Run blocking API work on a worker thread; MemoRepair errors become tool errors
-    with the message the CLI prints (the model can act on it: which uid, what to do)."""
+        return await anyio.to_thread.run_sync(call)
 
-    try:
-        who = memories.who()
-    except MemoRepairError as exc:
-        return _error(str(exc))
+    async def memory_search(
+        self,
+        query: str,
+        k: int = 10,
+        kinds: list[Kind] | None = None,
+        meta: dict[str, MetaValue] | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        mode: SearchMode = "hybrid",
+        related: bool = False,
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, SearchResult]:
+        """Find memories relevant to a question, by meaning and by words (best first).
 
-    def call() -> Mapping[str, Any]:
-        memory = memories.get(namespace, who)
-        return {"namespace": memory.ns, **work(memory)}
+        Only memories that are currently valid are returned: nothing withdrawn,
+        superseded or forgotten, also while a repair is running. Each hit has `pin`
+        (`uid@version`): cite it in `inputs` when you record something you derived from
+        it. `kinds` narrows to record/cache/summary/skill; `meta` to exact values of the
+        fields the server makes searchable; `since`/`until` are ISO 8601 times;
+        `related` adds the hits' related memories.
+        """
+        self._memories.check_limits(k=k)
 
-    try:
-        return _result(await anyio.to_thread.run_sync(call))
-    except MemoRepairError as exc:
-        return _error(str(exc))
-
-
-def artifact_json(artifact: Artifact) -> dict[str, Any]:
-    """A served version as a tool returns it: `pin` is what to cite as an input."""
-    return {
-        "uid": artifact.uid,
-        "version": artifact.version,
-        "pin": f"{artifact.uid}@{artifact.version}",
-        "kind": artifact.kind.value,
-        "arch": artifact.arch.value if artifact.arch else None,
-        "content": artifact.content,
-        "meta": artifact.meta,
-        "inputs": artifact.inputs,
-    }
-
-
-def report_json(report: RepairReport) -> dict[str, Any]:
-    """A repair's report, saying plainly whether everything it withdrew is settled."""
-    left = report.stranded
-    data = report.as_dict()
-    data["stranded"] = left
-    data["complete"] = not left
-    if left:
-        data["warning"] = (
-            f"{len(left)} artifact(s) stay withdrawn, not repaired (e.g. "
-            + ", ".join(
-                f"{s['uid']} ({s['outcome']}: {s['detail'] or 'see repair_status'})"
-                for s in left[:3]
+        def work(memory: MemoryStore) -> SearchResult:
+            hits = memory.search(
+                query,
+                k,
+                kinds=kinds,
+                meta=meta,
+                since=since,
+                until=until,
+                mode=mode,
+                related=related,
             )
-            + f"); they are not served until the cause is fixed and `memorepair retry "
-            f"{report.event}` runs"
+            return SearchResult(hits=[SearchHit.of(hit) for hit in hits])
+
+        return await self._call(namespace, work)
+
+    async def memory_get(
+        self, uid: str, namespace: str | None = None
+    ) -> Annotated[CallToolResult, GetResult]:
+        """Read one memory by uid: its currently served version, or `found: false`.
+
+        `found: false` means it is not valid now (forgotten, withdrawn by a repair, or
+        never recorded): do not use what you remember of it; memory_lineage says why.
+        """
+
+        def work(memory: MemoryStore) -> GetResult:
+            found = memory.retrieve(uid=uid)
+            if not found:
+                return GetResult(found=False, uid=uid)
+            return GetResult(found=True, artifact=ArtifactOut.of(found[0]))
+
+        return await self._call(namespace, work)
+
+    async def memory_lineage(
+        self, uid: str, namespace: str | None = None
+    ) -> Annotated[CallToolResult, LineageResult]:
+        """Every version of one memory: its inputs, visibility (Live = served), and the
+        repair events that withdrew, replaced or republished it. Use it to explain why a
+        memory is gone or what an answer was based on."""
+        return await self._call(
+            namespace, lambda memory: LineageResult(uid=uid, versions=memory.lineage(uid))
         )
-    return data
+
+    async def memory_record(
+        self,
+        uid: str,
+        content: str,
+        kind: Kind = Kind.RECORD,
+        arch: Arch | None = None,
+        inputs: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+        on_stale: Literal["withdraw", "refuse"] = "withdraw",
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, RecordResult]:
+        """Record a new memory with its provenance.
+
+        `kind`: `record` for what you observed (a user turn, a tool's output), `summary`
+        for what you derived, `skill` (with `arch`: `prompt`, `chain` or `neural`) for a
+        reusable procedure, `cache` for a replayable result. `inputs`: the uids it was
+        derived from, best pinned as `uid@version` (the `pin` memory_search/memory_get
+        gave you): if a pinned input changed since you read it, the new memory is not
+        served (`served: false`) or, with on_stale="refuse", refused. A uid is recorded
+        once; change it with memory_update.
+        """
+        item: dict[str, Any] = {"uid": uid, "kind": kind, "content": content}
+        for key, value in (("arch", arch), ("inputs", inputs), ("meta", meta)):
+            if value is not None:
+                item[key] = value
+        self._memories.check_limits(texts=(content, meta))
+
+        def work(memory: MemoryStore) -> RecordResult:
+            row = memory.record(item, on_stale=on_stale)
+            version = int(row["vid"].rsplit("@", 1)[1])  # a new uid's first version
+            return RecordResult(**row, served=bool(row["live"]), pin=pin(uid, version))
+
+        return await self._call(namespace, work)
+
+    async def tool_register(
+        self, tool: str, schema: Any, uid: str | None = None, namespace: str | None = None
+    ) -> Annotated[CallToolResult, RecordResult]:
+        """Record a tool's interface (its schema: MCP `tools/list` entries, OpenAI function
+        definitions, or {function: JSON Schema}) as memory `tool:<name>`. List that uid in
+        the `inputs` of what you derive from the tool's calls: when the tool's API
+        changes, tool_migrated repairs exactly those memories."""
+
+        def work(memory: MemoryStore) -> RecordResult:
+            row = memory.record_interface(tool, schema, uid=uid)
+            return RecordResult(**row, served=bool(row["live"]))
+
+        return await self._call(namespace, work)
+
+    async def memory_update(
+        self,
+        uid: str,
+        content: str | None = None,
+        meta: dict[str, Any] | None = None,
+        inputs: list[str] | None = None,
+        reason: str = "",
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, ReportResult]:
+        """Change a memory you recorded: it gets a new version, and every memory derived
+        from the old one is withdrawn at once and rebuilt from the new one (or removed).
+        What you leave out (content, meta, inputs) is kept. The result lists what was
+        republished, removed and, under `stranded`, what could not be repaired."""
+        self._memories.check_limits(texts=(content, meta))
+        return await self._call(
+            namespace,
+            lambda memory: ReportResult.of(
+                memory.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
+            ),
+        )
+
+    async def memory_correct(
+        self,
+        corrections: list[dict[str, Any]],
+        reason: str = "",
+        erase: bool = False,
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, ReportResult]:
+        """A source was wrong: replace one or more memories in one repair event. Each
+        correction is {"uid", "content", "meta"?, "inputs"?}. Everything derived from the
+        wrong versions is withdrawn and rebuilt from the corrected ones. `erase=true`
+        also erases the wrong text everywhere (as memory_forget does)."""
+        self._memories.check_limits(texts=(corrections,))
+        return await self._call(
+            namespace,
+            lambda memory: ReportResult.of(memory.correct(corrections, reason=reason, erase=erase)),
+        )
+
+    async def memory_forget(
+        self,
+        uids: list[str],
+        reason: str = "",
+        event_id: str | None = None,
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, ReportResult]:
+        """Forget memories for good (e.g. a user's erasure request). Before this returns,
+        they and everything derived from them stop being served; derived memories that
+        what remains can rebuild are republished, the rest removed, and the forgotten
+        text is erased everywhere. Look first with repair_plan if unsure. `event_id`
+        makes a retry of the same request safe (same id = same event)."""
+        return await self._call(
+            namespace,
+            lambda memory: ReportResult.of(memory.forget(uids, reason=reason, event_id=event_id)),
+        )
+
+    async def tool_migrated(
+        self,
+        tool: str,
+        new_schema: Any,
+        old_schema: Any = None,
+        renames: dict[str, str] | None = None,
+        param_renames: dict[str, dict[str, str]] | None = None,
+        interface_uids: list[str] | None = None,
+        dry_run: bool = False,
+        reason: str = "",
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, MigrationResult]:
+        """A tool's API changed: repair the memories derived from its old interface.
+
+        Give the new schema (same forms as tool_register); the old one defaults to the
+        recorded interface. Renamed functions (`renames`: old -> new) and parameters
+        (`param_renames`: old function -> {old param -> new}) are inferred when the two
+        schemas leave no doubt; the result shows what was inferred and what stayed
+        unmapped: give the maps yourself if that is wrong. `dry_run=true` returns the
+        plan without changing anything.
+        """
+
+        def work(memory: MemoryStore) -> MigrationResult:
+            spec, migration, outcome = memory.migrate_tool(
+                tool,
+                new_schema,
+                old_schema=old_schema,
+                roots=interface_uids,
+                renames=renames,
+                param_renames=param_renames,
+                reason=reason,
+                dry_run=dry_run,
+            )
+            found = {"event": spec.id, **migration.as_dict()}
+            if isinstance(outcome, Plan):
+                planned = PlanResult.of(outcome).model_dump(exclude={"namespace"})
+                return MigrationResult(**found, **planned)
+            return MigrationResult(**found, report=ReportResult.of(outcome))
+
+        return await self._call(namespace, work)
+
+    async def repair_plan(
+        self,
+        forget: list[str] | None = None,
+        event: dict[str, Any] | None = None,
+        namespace: str | None = None,
+    ) -> Annotated[CallToolResult, PlanResult]:
+        """Dry run, changes nothing: what forgetting `forget` (or running `event`, a
+        MemoRepair event: {"type": "delete"|"correct"|"migrate", "roots", ...}) would
+        withdraw, which derived memories would be rebuilt and which removed, and its cost
+        against rebuilding everything."""
+        if (forget is None) == (event is None):
+            raise InputError("repair_plan: give either `forget` (uids) or `event`, not both")
+        spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
+        spec.setdefault("id", "plan")
+        return await self._call(namespace, lambda memory: PlanResult.of(memory.plan(spec)))
+
+    async def repair_status(
+        self, event_id: str | None = None, namespace: str | None = None
+    ) -> Annotated[CallToolResult, StatusResult]:
+        """Memories by state (served, withdrawn, superseded, removed), repairs still
+        running, and what stays withdrawn and why. With `event_id`: that repair's
+        outcome per memory (published, removed, failed, blocked, ...)."""
+        return await self._call(
+            namespace, lambda memory: StatusResult.model_validate(memory.status(event_id))
+        )
+
+    async def audit_check(
+        self, erasure_event_id: str | None = None, namespace: str | None = None
+    ) -> Annotated[CallToolResult, CheckResult]:
+        """Check the guarantee: no served memory depends on withdrawn or forgotten
+        support (`ok`). With `erasure_event_id` (a memory_forget's `event`): also prove
+        that no copy of the forgotten text is left anywhere."""
+        return await self._call(
+            namespace, lambda memory: CheckResult.model_validate(memory.check(erasure_event_id))
+        )
+
+    async def audit_exposure(
+        self, event_id: str, namespace: str | None = None
+    ) -> Annotated[CallToolResult, ExposureResult]:
+        """Who was served what a repair event withdrew, before it did (auditor role): for
+        each withdrawn version that was read, which principal in which session, how many
+        reads, first and last time, most read first; and totals per principal. Ids and
+        times only. Use it after memory_forget / memory_correct to find the agents that
+        acted on the wrong memory."""
+        return await self._call(
+            namespace, lambda memory: ExposureResult.model_validate(memory.exposure(event_id))
+        )
+
+    async def whoami(self, namespace: str | None = None) -> Annotated[CallToolResult, WhoamiResult]:
+        """Which principal this connection acts as, and its roles in the namespace
+        (reader: search/get/lineage; writer: record/update; curator: forget/correct/
+        migrate; auditor: audit/plan/status/exposure; admin: all)."""
+        return await self._call(
+            namespace, lambda memory: WhoamiResult.model_validate(memory.whoami())
+        )
 
 
-def plan_json(plan_data: Mapping[str, Any]) -> dict[str, Any]:
-    """A dry run with its answer up front: withdrawn, repaired, removed, relative cost."""
-    candidates = plan_data["candidates"]
-    roots = set(plan_data["roots"])
-    repaired = [c["uid"] for c in candidates if c["selected"]]
-    dropped = [c["uid"] for c in candidates if not c["selected"]]
-    all_cost = plan_data["repair_all_cost"]
-    return {
-        "would_withdraw": plan_data["cascade"],
-        "would_repair": repaired,
-        "would_remove": sorted(roots) + dropped if plan_data["type"] == "delete" else dropped,
-        "cost_vs_repair_all": plan_data["cost"] / all_cost if all_cost else 0.0,
-        "plan": dict(plan_data),
-    }
+# ---- the server ----------------------------------------------------------------------------
+class _Server(FastMCP):
+    """FastMCP whose tool errors from MemoRepair carry the CLI's one-line message alone
+    (FastMCP would prefix it): the one place a MemoRepair error becomes a tool error."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | dict[str, Any]:
+        try:
+            return await super().call_tool(name, arguments)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, MemoRepairError):
+                message = str(exc.__cause__)
+                error = CallToolResult(
+                    content=[TextContent(type="text", text=message)], isError=True
+                )
+                return error  # type: ignore[return-value]  # the low-level server passes it on
+            raise
 
 
 @dataclass(frozen=True)
@@ -361,7 +860,7 @@ def build_server(
         extra.update(max_sessions=sessions[0], session_idle_timeout=sessions[1])
     if max_body_bytes is not None:
         extra.update(max_request_body_size=max_body_bytes)
-    server = FastMCP(
+    server = _Server(
         SERVER_NAME,
         instructions=INSTRUCTIONS,
         host=host,
@@ -371,8 +870,9 @@ def build_server(
         **extra,
     )
     memories.who = _who_of(server, authenticated=auth is not None)
-    for tool, hints in _tools(memories):
-        server.add_tool(tool, name=tool.__name__, annotations=hints)
+    tools = MemoryTools(memories)
+    for name, spec in TOOLS.items():
+        server.add_tool(getattr(tools, name), name=name, annotations=spec.annotations)
     return server
 
 
@@ -530,324 +1030,3 @@ async def _too_many(send: Send, why: str, retry_after_s: float) -> None:
         }
     )
     await send({"type": "http.response.body", "body": body})
-
-
-def _tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    return [
-        *_read_tools(memories),
-        *_write_tools(memories),
-        *_repair_tools(memories),
-    ]
-
-
-def _read_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def memory_search(
-        query: str,
-        k: int = 10,
-        kinds: list[Kind] | None = None,
-        meta: dict[str, MetaValue] | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        mode: SearchMode = "hybrid",
-        related: bool = False,
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """Find memories relevant to a question, by meaning and by words (best first).
-
-        Only memories that are currently valid are returned: nothing withdrawn,
-        superseded or forgotten, also while a repair is running. Each hit has `pin`
-        (`uid@version`): cite it in `inputs` when you record something you derived from
-        it. `kinds` narrows to record/cache/summary/skill; `meta` to exact values of the
-        fields the server makes searchable; `since`/`until` are ISO 8601 times;
-        `related` adds the hits' related memories.
-        """
-
-        if over := memories.over_limit(k=k):
-            return over
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            hits = memory.search(
-                query,
-                k,
-                kinds=kinds,
-                meta=meta,
-                since=since,
-                until=until,
-                mode=mode,
-                related=related,
-            )
-            return {"hits": [{**h.as_dict(), "pin": f"{h.uid}@{h.version}"} for h in hits]}
-
-        return await _run(memories, namespace, work)
-
-    async def memory_get(uid: str, namespace: str | None = None) -> CallToolResult:
-        """Read one memory by uid: its currently served version, or `found: false`.
-
-        `found: false` means it is not valid now (forgotten, withdrawn by a repair, or
-        never recorded): do not use what you remember of it; memory_lineage says why.
-        """
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            found = memory.retrieve(uid=uid)
-            if not found:
-                return {"found": False, "uid": uid}
-            return {"found": True, "artifact": artifact_json(found[0])}
-
-        return await _run(memories, namespace, work)
-
-    return [(memory_search, READ_ONLY), (memory_get, READ_ONLY), *_lineage_tools(memories)]
-
-
-def _lineage_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def memory_lineage(uid: str, namespace: str | None = None) -> CallToolResult:
-        """Every version of one memory: its inputs, visibility (Live = served), and the
-        repair events that withdrew, replaced or republished it. Use it to explain why a
-        memory is gone or what an answer was based on."""
-        return await _run(memories, namespace, lambda m: {"uid": uid, "versions": m.lineage(uid)})
-
-    return [(memory_lineage, READ_ONLY)]
-
-
-def _write_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def memory_record(
-        uid: str,
-        content: str,
-        kind: Kind = "record",
-        arch: Arch | None = None,
-        inputs: list[str] | None = None,
-        meta: dict[str, Any] | None = None,
-        on_stale: Literal["withdraw", "refuse"] = "withdraw",
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """Record a new memory with its provenance.
-
-        `kind`: `record` for what you observed (a user turn, a tool's output), `summary`
-        for what you derived, `skill` (with `arch`: `prompt`, `chain` or `neural`) for a
-        reusable procedure, `cache` for a replayable result. `inputs`: the uids it was
-        derived from, best pinned as `uid@version` (the `pin` memory_search/memory_get
-        gave you): if a pinned input changed since you read it, the new memory is not
-        served (`served: false`) or, with on_stale="refuse", refused. A uid is recorded
-        once; change it with memory_update.
-        """
-        item: dict[str, Any] = {"uid": uid, "kind": kind, "content": content}
-        for key, value in (("arch", arch), ("inputs", inputs), ("meta", meta)):
-            if value is not None:
-                item[key] = value
-
-        if over := memories.over_limit(texts=(content, meta)):
-            return over
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            row = memory.record(item, on_stale=on_stale)
-            version = row["vid"].rsplit("@", 1)[1]  # a new uid's first version
-            return {**row, "served": bool(row["live"]), "pin": f"{uid}@{version}"}
-
-        return await _run(memories, namespace, work)
-
-    async def tool_register(
-        tool: str, schema: Any, uid: str | None = None, namespace: str | None = None
-    ) -> CallToolResult:
-        """Record a tool's interface (its schema: MCP `tools/list` entries, OpenAI function
-        definitions, or {function: JSON Schema}) as memory `tool:<name>`. List that uid in
-        the `inputs` of what you derive from the tool's calls: when the tool's API
-        changes, tool_migrated repairs exactly those memories."""
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            row = memory.record_interface(tool, schema, uid=uid)
-            return {**row, "served": bool(row["live"])}
-
-        return await _run(memories, namespace, work)
-
-    return [(memory_record, ADDITIVE), (tool_register, ADDITIVE)]
-
-
-def _repair_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    return [*_change_tools(memories), *_migration_tools(memories), *_inspect_tools(memories)]
-
-
-def _change_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def memory_update(
-        uid: str,
-        content: str | None = None,
-        meta: dict[str, Any] | None = None,
-        inputs: list[str] | None = None,
-        reason: str = "",
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """Change a memory you recorded: it gets a new version, and every memory derived
-        from the old one is withdrawn at once and rebuilt from the new one (or removed).
-        What you leave out (content, meta, inputs) is kept. The result lists what was
-        republished, removed and, under `stranded`, what could not be repaired."""
-
-        if over := memories.over_limit(texts=(content, meta)):
-            return over
-        return await _run(
-            memories,
-            namespace,
-            lambda m: report_json(
-                m.update(uid, content=content, meta=meta, inputs=inputs, reason=reason)
-            ),
-        )
-
-    async def memory_correct(
-        corrections: list[dict[str, Any]],
-        reason: str = "",
-        erase: bool = False,
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """A source was wrong: replace one or more memories in one repair event. Each
-        correction is {"uid", "content", "meta"?, "inputs"?}. Everything derived from the
-        wrong versions is withdrawn and rebuilt from the corrected ones. `erase=true`
-        also erases the wrong text everywhere (as memory_forget does)."""
-
-        if over := memories.over_limit(texts=(corrections,)):
-            return over
-        return await _run(
-            memories,
-            namespace,
-            lambda m: report_json(m.correct(corrections, reason=reason, erase=erase)),
-        )
-
-    return [(memory_update, DESTRUCTIVE), (memory_correct, DESTRUCTIVE), *_forget_tools(memories)]
-
-
-def _forget_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def memory_forget(
-        uids: list[str],
-        reason: str = "",
-        event_id: str | None = None,
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """Forget memories for good (e.g. a user's erasure request). Before this returns,
-        they and everything derived from them stop being served; derived memories that
-        what remains can rebuild are republished, the rest removed, and the forgotten
-        text is erased everywhere. Look first with repair_plan if unsure. `event_id`
-        makes a retry of the same request safe (same id = same event)."""
-        return await _run(
-            memories,
-            namespace,
-            lambda m: report_json(m.forget(uids, reason=reason, event_id=event_id)),
-        )
-
-    return [(memory_forget, DESTRUCTIVE)]
-
-
-def _migration_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def tool_migrated(
-        tool: str,
-        new_schema: Any,
-        old_schema: Any = None,
-        renames: dict[str, str] | None = None,
-        param_renames: dict[str, dict[str, str]] | None = None,
-        interface_uids: list[str] | None = None,
-        dry_run: bool = False,
-        reason: str = "",
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """A tool's API changed: repair the memories derived from its old interface.
-
-        Give the new schema (same forms as tool_register); the old one defaults to the
-        recorded interface. Renamed functions (`renames`: old -> new) and parameters
-        (`param_renames`: old function -> {old param -> new}) are inferred when the two
-        schemas leave no doubt; the result shows what was inferred and what stayed
-        unmapped: give the maps yourself if that is wrong. `dry_run=true` returns the
-        plan without changing anything.
-        """
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            spec, migration = memory.tool_migration(
-                tool,
-                new_schema,
-                old_schema=old_schema,
-                roots=interface_uids,
-                renames=renames,
-                param_renames=param_renames,
-                reason=reason,
-            )
-            data: dict[str, Any] = {"event": spec.id, **migration.as_dict()}
-            if dry_run:
-                return {**data, **plan_json(memory.plan(spec).as_dict())}
-            return {**data, "report": report_json(memory.repair(spec))}
-
-        return await _run(memories, namespace, work)
-
-    return [(tool_migrated, DESTRUCTIVE)]
-
-
-def _inspect_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def repair_plan(
-        forget: list[str] | None = None,
-        event: dict[str, Any] | None = None,
-        namespace: str | None = None,
-    ) -> CallToolResult:
-        """Dry run, changes nothing: what forgetting `forget` (or running `event`, a
-        MemoRepair event: {"type": "delete"|"correct"|"migrate", "roots", ...}) would
-        withdraw, which derived memories would be rebuilt and which removed, and its cost
-        against rebuilding everything."""
-        if (forget is None) == (event is None):
-            return _error("repair_plan: give either `forget` (uids) or `event`, not both")
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
-            spec.setdefault("id", "plan")
-            return plan_json(memory.plan(spec).as_dict())
-
-        return await _run(memories, namespace, work)
-
-    async def repair_status(
-        event_id: str | None = None, namespace: str | None = None
-    ) -> CallToolResult:
-        """Memories by state (served, withdrawn, superseded, removed), repairs still
-        running, and what stays withdrawn and why. With `event_id`: that repair's
-        outcome per memory (published, removed, failed, blocked, ...)."""
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            data = memory.status()
-            if event_id is not None:
-                data["event"] = {"id": event_id, "sets": memory.audit_event(event_id)}
-            return data
-
-        return await _run(memories, namespace, work)
-
-    async def audit_check(
-        erasure_event_id: str | None = None, namespace: str | None = None
-    ) -> CallToolResult:
-        """Check the guarantee: no served memory depends on withdrawn or forgotten
-        support (`ok`). With `erasure_event_id` (a memory_forget's `event`): also prove
-        that no copy of the forgotten text is left anywhere."""
-
-        def work(memory: MemoryStore) -> dict[str, Any]:
-            stale = memory.stale_served()
-            data: dict[str, Any] = {"ok": not stale, "stale_served": stale}
-            if erasure_event_id is not None:
-                erasure = memory.audit_erasure(erasure_event_id)
-                data["erasure"] = erasure
-                data["ok"] = data["ok"] and bool(erasure["ok"])
-            return data
-
-        return await _run(memories, namespace, work)
-
-    return [
-        (repair_plan, READ_ONLY),
-        (repair_status, READ_ONLY),
-        (audit_check, READ_ONLY),
-        *_sharing_tools(memories),
-    ]
-
-
-def _sharing_tools(memories: Memories) -> list[tuple[Callable[..., Any], ToolAnnotations]]:
-    async def audit_exposure(event_id: str, namespace: str | None = None) -> CallToolResult:
-        """Who was served what a repair event withdrew, before it did (auditor role): for
-        each withdrawn version that was read, which principal in which session, how many
-        reads, first and last time, most read first; and totals per principal. Ids and
-        times only. Use it after memory_forget / memory_correct to find the agents that
-        acted on the wrong memory."""
-        return await _run(memories, namespace, lambda m: m.exposure(event_id))
-
-    async def whoami(namespace: str | None = None) -> CallToolResult:
-        """Which principal this connection acts as, and its roles in the namespace
-        (reader: search/get/lineage; writer: record/update; curator: forget/correct/
-        migrate; auditor: audit/plan/status/exposure; admin: all)."""
-        return await _run(memories, namespace, lambda m: m.whoami())
-
-    return [(audit_exposure, READ_ONLY), (whoami, READ_ONLY)]

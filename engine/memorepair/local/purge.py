@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import Any
 
 from memorepair import queries
-from memorepair.erasure import Matcher
 from memorepair.errors import ConfigError, InputError
+from memorepair.fingerprints import Matcher
 from memorepair.local.server import TX_LOG_ROTATION_BYTES, LocalServer
 from memorepair.local.store_files import (
     DYNAMIC_HEADER,
@@ -238,9 +238,12 @@ class PurgeReport:
         }
 
 
-def purge(settings: Settings, *, force: bool = False, say: Say = _quiet) -> PurgeReport:
+def purge(
+    settings: Settings, connect: Callable[[], Store], *, force: bool = False, say: Say = _quiet
+) -> PurgeReport:
     """Make the local server's data directory lose the bytes erasures freed (see the
-    module docstring); the server is restarted twice and left running if it was."""
+    module docstring); the server is restarted twice and left running if it was.
+    `connect` opens a store on it (the API's, which knows the password)."""
     if not settings.uses_local_server:
         raise ConfigError(
             "memorepair neo4j purge works on the local server only (NEO4J_URI is set); "
@@ -251,14 +254,14 @@ def purge(settings: Settings, *, force: bool = False, say: Say = _quiet) -> Purg
     started = time.monotonic()
     try:
         server.start(say)
-        events = _prepare(settings, force)
+        events = _prepare(connect, force)
         matcher = Matcher.of(p for event in events for p in event["prints"])
         server.stop(progress=say)
         before = _measure(server, settings, matcher)
         plan = plan_filler(before.free)
         say(f"writing filler: {plan.nodes} nodes, {plan.bytes / 2**20:.1f} MiB")
         server.start(say)
-        with Store.connect(settings) as store:
+        with connect() as store:
             fill(store, plan, server.database_dirs(settings.neo4j_database)[1], say)
         server.stop(progress=say)
         after = _measure(server, settings, matcher)
@@ -282,10 +285,10 @@ def _leave_as_found(server: LocalServer, was_running: bool, say: Say) -> None:
         server.stop(progress=say)
 
 
-def _prepare(settings: Settings, force: bool) -> list[dict[str, Any]]:
+def _prepare(connect: Callable[[], Store], force: bool) -> list[dict[str, Any]]:
     """The erasing events' fingerprints; refuses while an event is open (the restarts
     would interrupt it, and an erasing event that has not completed has not erased)."""
-    with Store.connect(settings) as store:
+    with connect() as store:
         open_events = store.read(OPEN_EVENTS)
         if open_events and not force:
             named = ", ".join(f"{e['ns']}/{e['id']} ({e['phase']})" for e in open_events[:5])

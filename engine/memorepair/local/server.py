@@ -39,7 +39,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from memorepair.errors import ServerError
+from memorepair.errors import ConfigError, ServerError
 from memorepair.local.releases import ENTRY_POINTS, check_downgrade, choose_java, release_for
 from memorepair.local.sizing import Sizing, size_server
 from memorepair.settings import Settings
@@ -162,6 +162,20 @@ class LocalServer:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(generated + "\n")
         return generated
+
+    def connection(self) -> tuple[str, tuple[str, str] | None]:
+        """The Bolt URI and credentials clients use (the configured password, else the
+        generated one). A folder that never started a server is refused here: the state
+        folder (and its generated password) is per folder, so guessing would only fail
+        later as a bare authentication error, and leave a stray state folder behind."""
+        s = self.settings
+        if s.local_auth and s.neo4j_password is None and not self.password_file.is_file():
+            raise ConfigError(
+                f"no local Neo4j state in {self.root.parent} (the state folder is per working "
+                "folder): run `memorepair neo4j start` here, set MEMOREPAIR_STATE_DIR to the "
+                "folder where you started it, or set NEO4J_URI and NEO4J_PASSWORD"
+            )
+        return s.local_uri, (s.neo4j_username, self.password()) if s.local_auth else None
 
     # ---- lifecycle ---------------------------------------------------------------
     def start(

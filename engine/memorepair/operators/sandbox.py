@@ -151,16 +151,7 @@ def check_chain(job: Mapping[str, Any]) -> dict[str, Any]:
     if len(steps) > int(job.get("max_steps", 100)):
         return verdict(False, f"{len(steps)} steps > max_steps")
     for i, step in enumerate(steps):
-        if not isinstance(step, dict) or not isinstance(step.get("function"), str):
-            return verdict(False, f"step {i}: no function name")
-        args = step.get("args", {})
-        if not isinstance(args, dict):
-            return verdict(False, f"step {i}: args is not an object")
-        for value in args.values():
-            ref = STEP_REF.match(value) if isinstance(value, str) else None
-            if ref is not None and int(ref["index"]) >= i:
-                return verdict(False, f"step {i}: {value!r} is not an earlier step")
-        problem = check_call(schema, step["function"], args, skip_value=_is_step_ref)
+        problem = _step_problem(schema, i, step)
         if problem:
             return verdict(False, f"step {i}: {problem}")
     where = job.get("backend")
@@ -170,6 +161,27 @@ def check_chain(job: Mapping[str, Any]) -> dict[str, Any]:
         backend = getattr(importlib.import_module(where["module"]), where["attr"])()
     except Exception as exc:
         return verdict(False, f"could not rebuild back-end {where}: {exc}")
+    return _run_steps(backend, schema, steps)
+
+
+def _step_problem(schema: Mapping[str, Any], i: int, step: Any) -> str | None:
+    """What is wrong with step `i` before anything runs (its shape, its references to
+    earlier steps, its call against the interface), or None."""
+    if not isinstance(step, dict) or not isinstance(step.get("function"), str):
+        return "no function name"
+    args = step.get("args", {})
+    if not isinstance(args, dict):
+        return "args is not an object"
+    for value in args.values():
+        ref = STEP_REF.match(value) if isinstance(value, str) else None
+        if ref is not None and int(ref["index"]) >= i:
+            return f"{value!r} is not an earlier step"
+    return check_call(schema, step["function"], args, skip_value=_is_step_ref)
+
+
+def _run_steps(backend: Any, schema: Mapping[str, Any], steps: list[Any]) -> dict[str, Any]:
+    """Run the checked steps on the back-end in order, each call checked again once its
+    `$step:N` arguments are resolved; the verdict names the first step that fails."""
     state: dict[str, Any] = {}
     results: list[Any] = []
     for i, step in enumerate(steps):

@@ -50,7 +50,7 @@ class DemoResult:
     artifacts: dict[str, int] = field(default_factory=dict)
 
 
-def run(
+def run_demo(
     memory: Memory,
     *,
     keep: bool = False,

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memorepair import events, queries
-from memorepair.embedding import Space, embed_rows, embedder_for, meta_terms
+from memorepair import queries
+from memorepair.embedding import Embedder, Indexing, Space, embed_rows, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import Store
 
@@ -49,51 +49,57 @@ class ReindexReport:
 def reindex(
     store: Store,
     ns: str,
+    indexing: Indexing,
     *,
+    open_events: Sequence[Mapping[str, Any]],
     force: bool = False,
     progress: Callable[[int, int], None] = lambda done, total: None,
 ) -> ReindexReport:
     """Embed every served or staged version whose embedding is not of the configured model
     (all of them with `force`), rewrite every version's meta terms, then mark it ready."""
     started = time.perf_counter()
-    settings = store.settings
-    if not settings.embeddings:
+    embedder = indexing.embedder
+    if embedder is None:
         raise EmbeddingError("embeddings are off (MEMOREPAIR_EMBEDDINGS=false): nothing to do")
-    open_events = events.open_events(store, ns)
     if open_events:
         ids = [row["id"] for row in open_events][:5]
         raise EmbeddingError(
             f"namespace {ns!r} has open repair events {ids}: finish them first "
             "(`memorepair resume`), then reindex"
         )
-    embedder = embedder_for(settings)
     space = Space(embedder.name, embedder.dimension)
     store.write(SET_SPACE, ns=ns, model=space.model, dimension=space.dimension, state="reindexing")
     targets = store.read(REINDEX_TARGETS, ns=ns)
-    fields = tuple(settings.search_meta_fields)
-    embedded = 0
-    size = settings.batch_size
-    for start in range(0, len(targets), size):
-        batch = targets[start : start + size]
+    embedded = done = 0
+    for batch in store.batched(targets):
         stale = {row["vid"] for row in batch if force or row["model"] != space.model}
-        rows = store.read(READ_SEARCH_TEXT, vids=[row["vid"] for row in batch])
-        for row in rows:
-            row["meta_terms"] = meta_terms(json.loads(row["meta"]) if row["meta"] else None, fields)
-        fresh = embed_rows(embedder, [r for r in rows if r["vid"] in stale])
-        embedded += sum(1 for r in fresh if r["embedding"] is not None)
-        writes = [
-            {
-                "vid": r["vid"],
-                "meta_terms": r["meta_terms"],
-                "embedding": r.get("embedding"),
-                "embedding_model": r.get("embedding_model"),
-                "embedding_dim": r.get("embedding_dim"),
-            }
-            for r in rows
-        ]
-        store.write(WRITE_SEARCH_FIELDS, rows=writes)
-        progress(min(start + size, len(targets)), len(targets))
+        embedded += _rewrite(store, batch, stale, embedder, indexing.meta_fields)
+        done += len(batch)
+        progress(done, len(targets))
     store.write(SET_SPACE, ns=ns, model=space.model, dimension=space.dimension, state="ready")
     return ReindexReport(
         space.model, space.dimension, len(targets), embedded, time.perf_counter() - started
     )
+
+
+def _rewrite(
+    store: Store,
+    batch: list[dict[str, Any]],
+    stale: set[str],
+    embedder: Embedder,
+    meta_fields: tuple[str, ...],
+) -> int:
+    """One batch's search fields: meta terms for every version, embeddings for the
+    `stale` ones; returns how many versions got an embedding."""
+    rows = store.read(READ_SEARCH_TEXT, vids=[row["vid"] for row in batch])
+    for row in rows:
+        meta = json.loads(row["meta"]) if row["meta"] else None
+        row["meta_terms"] = meta_terms(meta, meta_fields)
+    fresh = embed_rows(embedder, [r for r in rows if r["vid"] in stale])
+    fields = ("embedding", "embedding_model", "embedding_dim")
+    writes = [
+        {"vid": r["vid"], "meta_terms": r["meta_terms"], **{f: r.get(f) for f in fields}}
+        for r in rows
+    ]
+    store.write(WRITE_SEARCH_FIELDS, rows=writes)
+    return sum(1 for r in fresh if r["embedding"] is not None)

@@ -35,9 +35,9 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from memorepair import queries
-from memorepair.embedding import GET_SPACE, Embedder, embedder_for, meta_value
+from memorepair.embedding import GET_SPACE, Embedder, meta_value
 from memorepair.errors import EmbeddingError, InputError
-from memorepair.model import Kind, artifact_key
+from memorepair.model import Kind, artifact_key, pin
 from memorepair.store import Row, Store
 
 SEARCH_RELATED = queries.named("serving/search/search_related")
@@ -88,6 +88,11 @@ class Hit:
     ranks: dict[str, int | None]
     content: str
     related_to: str | None = None
+
+    @property
+    def pin(self) -> str:
+        """`uid@version`: cite it as an input to say which version was read."""
+        return pin(self.uid, self.version)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -254,21 +259,19 @@ def _hit(row: Row, score: float | None, ranks: dict[str, int | None]) -> Hit:
 class Searcher:
     """Runs searches for one store; hybrid runs its two rankings on two threads."""
 
-    def __init__(self, store: Store, embedder: Embedder | None = None) -> None:
+    def __init__(self, store: Store, embedder: Embedder | None) -> None:
         self.store = store
+        #: The store's embedder; None: embeddings are off, and only `text` search runs.
         self._embedder = embedder
         self._pool: ThreadPoolExecutor | None = None
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            settings = self.store.settings
-            if not settings.embeddings:
-                raise EmbeddingError(
-                    "embeddings are off (MEMOREPAIR_EMBEDDINGS=false): search with mode "
-                    "'text', or turn them on and run `memorepair reindex`"
-                )
-            self._embedder = embedder_for(settings)
+            raise EmbeddingError(
+                "embeddings are off (MEMOREPAIR_EMBEDDINGS=false): search with mode "
+                "'text', or turn them on and run `memorepair reindex`"
+            )
         return self._embedder
 
     def close(self) -> None:
