@@ -45,8 +45,9 @@ lint: $(STAMP)
 
 BENCH_ARGS ?=
 
-bench: schema ## performance figures (prints tables; not tests): python -m bench.perf -h
+bench: schema setup-bench ## performance and retrieval figures (prints tables; not tests): python -m bench.perf -h
 	$(BIN)/python -m bench.perf $(BENCH_ARGS)
+	$(BIN)/python -m bench.retrieval
 
 BENCH_STAMP := $(VENV)/.bench-installed
 

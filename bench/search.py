@@ -16,7 +16,7 @@ eight words of texts held out of the memory. Two sections, each selectable with 
               record: artifacts/s of the import, and texts/s of the embedder alone); then
               p50/p99 latency per mode and recall@10 against an exact brute-force ranking
               of the served set (numpy cosine over the same embeddings; Lucene without
-              bound for text; their RRF for hybrid), with no filter and with meta filters
+              bound for text; their fusion for hybrid), with no filter and with meta filters
               keeping 10% and 1%; idle (then the same searches with use recording off
               and on, alternating rounds, and the time of one flush), then while a
               cascade of ``--cascade`` artifacts (at most half the memory) of the same
@@ -70,6 +70,8 @@ SEARCH_TEXT_EXACT = _query("search_text_exact")
 DROP_SEARCH_INDEXES = _query("drop_search_indexes")
 DROP_TEXT_INDEX = _query("drop_text_index")
 AWAIT_INDEXES = _query("await_indexes")
+RAW_VECTOR = _query("raw_vector")
+RAW_TEXT = _query("raw_text")
 
 MODES = ("hybrid", "vector", "text")
 #: Filters by share of the memory they keep: meta `band` has 10 values, `topic` 100.
@@ -234,8 +236,9 @@ def recall(
         good = sum(1 for uid, score in hits[:K] if uid in exact_ids or score >= floor)
         return min(1.0, good / len(exact_rows))
     depth = DEPTH * K
+    scores = truth.scores(qv)
     vector_rows = [
-        {"uid": u, "version": 1, "kind": "", "content": ""}
+        {"uid": u, "version": 1, "kind": "", "content": "", "score": (1 + scores[u]) / 2}
         for u in truth.vector(query, qv, meta, depth)
     ]
     fused = fuse({"vector": vector_rows, "text": truth.text(query, meta, depth)}, K)
@@ -311,7 +314,16 @@ def _table(title: str, samples: Sequence[Sample]) -> None:
 
 
 # ---- sections -----------------------------------------------------------------------------
-def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q: int) -> None:
+def bench_search(
+    settings: Settings,
+    texts: list[str],
+    n: int,
+    cascade: int,
+    n_q: int,
+    *,
+    compact: bool = True,
+    repair: bool = True,
+) -> None:
     cascade = min(cascade, n // 2)
     held_out = texts[n : n + n_q]
     qs = [" ".join(t.split()[:8]) for t in held_out]
@@ -335,11 +347,77 @@ def bench_search(settings: Settings, texts: list[str], n: int, cascade: int, n_q
         truth = Truth(memory, uids, matrix, [dict(a.meta) for a in items], np.ones(n, bool))
         qvs = np.array(embedder.embed(qs), dtype=np.float32)
         _run_queries(memory, truth, qs[:10], qvs[:10])  # warm-up (plans, caches)
+        _floors(memory, truth, qs, qvs, "as imported")
         idle, _ = _run_queries(memory, truth, qs, qvs)
         _table(f"idle ({_load()})", idle)
-        _use_overhead(memory, truth, qs, qvs)
-        _during_repair(memory, truth, qs, qvs, cascade, embedder)
+        if compact:
+            seconds = memory.compact_vector_index()
+            print(f"\nreindex --compact: the vector index rebuilt in {seconds:.1f}s")
+            _run_queries(memory, truth, qs[:10], qvs[:10])
+            _floors(memory, truth, qs, qvs, "after reindex --compact")
+            idle, _ = _run_queries(memory, truth, qs, qvs)
+            _table(f"idle, after reindex --compact ({_load()})", idle)
+        if repair:
+            _use_overhead(memory, truth, qs, qvs)
+            _during_repair(memory, truth, qs, qvs, cascade, embedder)
         memory.clear()
+
+
+def _floors(
+    memory: MemoryStore, truth: Truth, qs: Sequence[str], qvs: np.ndarray, state: str
+) -> None:
+    """Each mode beside the floors it stands on, unfiltered, interleaved per query in the
+    same run: Neo4j's raw `db.index.vector.queryNodes` (k 10, and deeper, with its recall
+    of the exact top 10), the raw full-text query (same Lucene text, 10 best), and an
+    exact numpy scan of the same vectors."""
+    fetches = (10, 20, 50, 100)
+    seconds: dict[str, list[float]] = {}
+    recalls: dict[str, list[float]] = {}
+
+    def timed(name: str, run: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        found = run(*args, **kwargs)
+        seconds.setdefault(name, []).append(time.perf_counter() - started)
+        return found
+
+    matrix = np.ascontiguousarray(truth.vectors[truth.served])
+
+    def exact_scan(qv: np.ndarray) -> np.ndarray:
+        return np.argpartition(-(matrix @ qv), K)[:K]
+
+    serve = memory.store.serve
+    for query, qv in zip(qs, qvs, strict=True):
+        exact = truth.vector(query, qv, {}, K)
+        for fetch in fetches:
+            name = f"raw vector k {fetch}"
+            rows = timed(name, serve, RAW_VECTOR, k=fetch, vector=qv.tolist())
+            top = [r["uid"] for r in rows][:K]
+            recalls.setdefault(name, []).append(len(set(top) & set(exact)) / K)
+        lucene = lucene_text(query, Filters(memory.ns)) or "+ns:none"
+        timed("raw text", serve, RAW_TEXT, lucene=lucene, k=K)
+        timed("numpy exact", exact_scan, qv)
+        for mode in MODES:
+            hits = timed(mode, memory.search, query, K, mode=mode, record_use=False)
+            got = [(h.uid, h.score or 0.0) for h in hits]
+            recalls.setdefault(mode, []).append(recall(truth, mode, query, qv, {}, got))
+    p50 = {name: _pct(v, 0.5) for name, v in seconds.items()}
+    p99 = {name: _pct(v, 0.99) for name, v in seconds.items()}
+    floor50 = p50["raw vector k 10"] + p50["raw text"]
+    floor99 = p99["raw vector k 10"] + p99["raw text"]
+    print(f"\nfloors, no filter, {state} ({len(qs)} queries interleaved; {_load()})")
+    print(f"{'query':<18} {'p50 ms':>8} {'p99 ms':>8} {'recall@10':>10}  ratio to its floor")
+    floor_of = {
+        "hybrid": (floor50, floor99, "raw vector k 10 + raw text"),
+        "vector": (p50["raw vector k 10"], p99["raw vector k 10"], "raw vector k 10"),
+        "text": (p50["raw text"], p99["raw text"], "raw text"),
+    }
+    for name in seconds:
+        mean_recall = statistics.fmean(recalls[name]) if name in recalls else float("nan")
+        ratio = ""
+        if name in floor_of:
+            f50, f99, label = floor_of[name]
+            ratio = f"p50 {p50[name] / f50:.2f}x, p99 {p99[name] / f99:.2f}x ({label})"
+        print(f"{name:<18} {p50[name]:>8.1f} {p99[name]:>8.1f} {mean_recall:>10.3f}  {ratio}")
 
 
 def _use_overhead(
@@ -506,6 +584,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cascade", type=float, default=1e4, help="cascade size (default: 1e4)")
     parser.add_argument("--queries", type=int, default=100, help="queries per table (default: 100)")
     parser.add_argument("--repeats", type=int, default=2, help="overhead runs each (default: 2)")
+    parser.add_argument(
+        "--no-compact", action="store_true", help="search: skip the reindex --compact round"
+    )
+    parser.add_argument(
+        "--no-repair",
+        action="store_true",
+        help="search: skip use recording and the searches during a repair",
+    )
     args = parser.parse_args(argv)
     only = {s.strip() for s in args.only.split(",")}
     settings = load_settings(search_meta_fields=META_FIELDS)
@@ -523,7 +609,15 @@ def main(argv: list[str] | None = None) -> int:
         bench_overhead(settings, texts, int(args.cascade), args.repeats)
     if "search" in only:
         for n in sizes:
-            bench_search(settings, texts, n, int(args.cascade), args.queries)
+            bench_search(
+                settings,
+                texts,
+                n,
+                int(args.cascade),
+                args.queries,
+                compact=not args.no_compact,
+                repair=not args.no_repair,
+            )
     return 0
 
 

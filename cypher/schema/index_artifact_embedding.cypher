@@ -11,4 +11,5 @@
 CREATE VECTOR INDEX artifact_embedding IF NOT EXISTS
 FOR (a:Artifact) ON (a.embedding)
 OPTIONS {indexConfig: {`vector.similarity_function`: 'cosine',
-                       `vector.quantization.enabled`: false}}
+                       `vector.quantization.enabled`: false,
+                       `vector.hnsw.m`: 32, `vector.hnsw.ef_construction`: 200}}

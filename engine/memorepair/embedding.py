@@ -474,7 +474,13 @@ class EmbeddingBacklog:
                 self._changed.notify_all()
 
     def flush(self) -> None:
-        """Wait until every version queued before this call has its embedding written."""
+        """Wait until every version queued before this call has its embedding written.
+
+        Free when nothing is pending (every search calls it): no lock, no wake-up of the
+        writer. The two counters only grow, and an `add` that returned before this call
+        has already raised `_queued`."""
+        if self._done >= self._queued:
+            return
         with self._changed:
             target = self._queued
             self._flushing += 1

@@ -111,6 +111,9 @@ class Store:
         self._serving_route = (
             RoutingControl.WRITE if serving_reads == "writer" else RoutingControl.READ
         )
+        #: Write statements and transactions this Store has run: search awaits the
+        #: eventually consistent full-text index only when this changed since it last did.
+        self.writes = 0
 
     @classmethod
     def open(
@@ -254,16 +257,22 @@ class Store:
             attempts.append(Tx(tx))
             return work(attempts[-1])
 
-        with self._translated(), self._session() as session:
-            result = session.execute_write(attempt)
+        try:
+            with self._translated(), self._session() as session:
+                result = session.execute_write(attempt)
+        finally:
+            self.writes += 1  # after the commit: a search that starts later awaits it
         for callback in attempts[-1]._after_commit:  # the last attempt is the one that committed
             callback()
         return result
 
     def autocommit(self, query: Query, **params: Any) -> None:
         """For `CALL { } IN TRANSACTIONS` statements, which only run in auto-commit."""
-        with self._translated(), self._session() as session:
-            session.run(_text(query), query.params(params)).consume()
+        try:
+            with self._translated(), self._session() as session:
+                session.run(_text(query), query.params(params)).consume()
+        finally:
+            self.writes += 1
 
     def read_capped(self, query: Query, timeout_s: float, **params: Any) -> list[Row]:
         """A read the server abandons after `timeout_s` (benchmarks of deliberately slow
@@ -288,14 +297,18 @@ class Store:
         text = _text(query)
         if query.mode == "write" and routing is RoutingControl.READ:
             raise MemoRepairError(f"query {query.name} writes; it cannot be routed to readers")
-        with self._translated():
-            records, _, _ = self.driver.execute_query(
-                text,
-                query.params(params),
-                database_=self.database,
-                routing_=routing,
-                bookmark_manager_=self._bookmarks,
-            )
+        try:
+            with self._translated():
+                records, _, _ = self.driver.execute_query(
+                    text,
+                    query.params(params),
+                    database_=self.database,
+                    routing_=routing,
+                    bookmark_manager_=self._bookmarks,
+                )
+        finally:
+            if query.mode == "write":
+                self.writes += 1  # after the commit: a search that starts later awaits it
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
 
     @contextmanager

@@ -314,3 +314,96 @@ def test_cli_search_and_reindex(memory: MemoryStore) -> None:
     report = json.loads(run("reindex", "--json", "--force"))
     assert report["versions"] == 32 and report["embedded"] == 32
     assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
+
+
+def _spied(memory: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the serving queries the store runs from now on (the real server
+    answers them; the list only records them)."""
+    names: list[str] = []
+    serve = memory.store.serve
+
+    def spy(query: Any, **params: Any) -> Any:
+        names.append(query.name)
+        return serve(query, **params)
+
+    monkeypatch.setattr(memory.store, "serve", spy)
+    return names
+
+
+def test_the_text_index_is_awaited_only_after_this_process_wrote(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory.record({"uid": "a", "kind": "record", "content": "The kestrel nests on the tower."})
+    names = _spied(memory, monkeypatch)
+    assert [h.uid for h in memory.search("kestrel tower", mode="text")] == ["a"]
+    assert names.count("serving/search/await_text_index") == 1  # it wrote: the index is awaited
+    for mode in MODES:  # nothing written since: no search waits
+        memory.search("kestrel tower", mode=mode)
+    assert names.count("serving/search/await_text_index") == 1
+    memory.record({"uid": "b", "kind": "record", "content": "A kestrel hovers over the field."})
+    assert {h.uid for h in memory.search("kestrel", mode="text")} == {"a", "b"}  # at once
+    assert names.count("serving/search/await_text_index") == 2
+
+
+def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
+    memory: MemoryStore,
+) -> None:
+    memory.import_items(_duplicate_memory())
+    memory.update("src", content="The launch code for project Falcon is nine nine two.")
+    before = _pins(memory, QUERY)
+    assert ("src", 2) in before["vector"] and ("src", 1) not in before["vector"]
+    # as `compact` does it: dropped, then rebuilt; a search in between is exact anyway
+    from memorepair.serving import reindex as reindexing
+
+    f = filters(memory.ns, **NO_FILTER, searchable=[])
+    memory.store.write(reindexing.MARK_REBUILD)
+    memory.store.write(reindexing.DROP_VECTOR_INDEX)
+    try:
+        during = _pins(memory, QUERY)  # the index is not asked while the marker stands
+        assert memory._searcher.vector(QUERY, 10, f).path == "index:unavailable>all"
+        memory.store.write(reindexing.CLEAR_REBUILD)  # a dropped index without the marker:
+        assert _pins(memory, QUERY) == before  # the index's error sends it to the exact path
+        assert memory._searcher.vector(QUERY, 10, f).path == "index:unavailable>all"
+    finally:
+        seconds = memory.compact_vector_index()
+    assert memory._searcher.vector(QUERY, 10, f).path.startswith("index:")
+    assert seconds >= 0
+    assert during == before
+    assert _pins(memory, QUERY) == before
+    done = run_cli(memory.ns, "reindex", "--compact", "--json")  # the same from the CLI
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["compacted"] == "artifact_embedding"
+    assert _pins(memory, QUERY) == before
+
+
+def test_text_search_widens_past_versions_no_longer_served(
+    memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    """Lucene is asked for barely more than k; when withdrawn versions (still current, so
+    still in the full-text index) take places in its answer, the search asks again rather
+    than return fewer than k, and never returns them."""
+    items = [ArtifactIn(uid="src", kind=Kind.RECORD, content="Notes on birds.")]
+    cascade = [f"h{i}" for i in range(6)]  # the six best text matches, derived from src
+    items += [
+        ArtifactIn(uid=uid, kind=Kind.SUMMARY, content="heron " * 30, inputs=["src"])
+        for uid in cascade
+    ]
+    items += [
+        ArtifactIn(uid=f"p{i:02d}", kind=Kind.RECORD, content="heron " * (10 - i % 9) + "pond")
+        for i in range(12)
+    ]
+    memory.import_items(items)
+    event = write_event(tmp_path, correct_event("herons", "src", "Notes on waders."))
+    paused = start_paused(neo4j_settings, memory.ns, event, "herons", "withdrawn")
+    try:
+        f = filters(memory.ns, **NO_FILTER, searchable=[])
+        ranking = memory._searcher.text("heron", 10, f)
+        assert ranking.path.startswith("index:12>"), ranking.path  # it had to ask again
+        assert len(ranking.rows) == 10
+        for mode in MODES:
+            hits = memory.search("heron", 10, mode=mode)
+            assert len(hits) == 10, mode
+            assert not {h.uid for h in hits} & set(cascade), mode
+    finally:
+        paused.kill()
+    assert run_cli(memory.ns, "resume").returncode == 0

@@ -38,6 +38,7 @@ LABELS = {
     "Exposure",  # who was served which version (audit exposure)
     "Principal",  # access: grants hang from it
     "Grant",
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 #: Store and transaction methods whose first argument is a query.

@@ -30,6 +30,7 @@ LABELS = {
     "Exposure",  # use recording: who was served which version (audit exposure)
     "Principal",  # access: a principal holding grants
     "Grant",  # access: roles on a namespace pattern
+    "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 

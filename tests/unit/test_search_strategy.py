@@ -10,13 +10,15 @@ from memorepair.errors import InputError
 from memorepair.serving.search import (
     MAX_FETCH,
     MAX_TERMS,
-    RRF_K,
+    TEXT_WEIGHT,
     Filters,
     filters,
     first_fetch,
+    first_text_fetch,
     fuse,
     lucene_filter,
     lucene_text,
+    normalised,
     widen,
 )
 
@@ -60,7 +62,10 @@ def test_lucene_text_escapes_values_and_never_reads_operators() -> None:
 
 def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
     assert first_fetch(10) == 100 and first_fetch(1) == 100 and first_fetch(5000) == MAX_FETCH
-    assert first_fetch(20) == 200
+    assert first_fetch(50) == 100 and first_fetch(100) == 200  # unfiltered: the index's own
+    assert first_fetch(10, narrowed=True) == 100 and first_fetch(20, narrowed=True) == 200
+    assert first_text_fetch(10) == 12 and first_text_fetch(1) == 2  # Lucene is exact
+    assert first_text_fetch(5000) == MAX_FETCH
     assert widen(10, 40, 4) == 160  # four times at least
     assert widen(10, 100, 0) == 1515  # nothing passed: k / (1/101) with a 1.5 margin
     assert widen(10, 1000, 0) == MAX_FETCH
@@ -70,14 +75,37 @@ def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
     assert rounds <= 3
 
 
-def test_fusion_is_reciprocal_rank_with_per_mode_ranks() -> None:
-    def row(uid: str) -> dict[str, object]:
-        return {"uid": uid, "version": 1, "kind": "record", "content": uid}
+def _row(uid: str, score: float) -> dict[str, object]:
+    return {"uid": uid, "version": 1, "kind": "record", "content": uid, "score": score}
 
-    hits = fuse({"vector": [row("a"), row("b"), row("c")], "text": [row("b"), row("d")]}, 3)
-    assert [h.uid for h in hits] == ["b", "a", "d"]
-    assert hits[0].score == pytest.approx(1 / (RRF_K + 2) + 1 / (RRF_K + 1))
-    assert hits[0].ranks == {"vector": 2, "text": 1}
-    assert hits[1].ranks == {"vector": 1, "text": None}
-    assert hits[2].ranks == {"vector": None, "text": 2}
+
+def test_scores_are_normalised_within_their_own_list() -> None:
+    assert normalised("text", [_row("a", 8.0), _row("b", 2.0)]) == [1.0, 0.25]
+    assert normalised("vector", [_row("a", 0.9), _row("b", 0.8), _row("c", 0.7)]) == (
+        pytest.approx([1.0, 0.5, 0.0])
+    )
+    assert normalised("vector", [_row("a", 0.9), _row("b", 0.9)]) == [1.0, 1.0]
+    assert normalised("text", []) == []
+
+
+def test_fusion_is_convex_over_normalised_scores_with_per_mode_ranks() -> None:
+    vector = [_row("a", 0.95), _row("b", 0.90), _row("c", 0.85)]
+    text = [_row("b", 10.0), _row("d", 5.0)]
+    hits = fuse({"vector": vector, "text": text}, 4)
+    w = TEXT_WEIGHT
+    expected = {"b": w + (1 - w) * 0.5, "a": 1 - w, "d": w * 0.5, "c": 0.0}
+    assert [h.uid for h in hits] == sorted(expected, key=lambda u: -expected[u])
+    assert {h.uid: h.score for h in hits} == pytest.approx(expected)
+    b = next(h for h in hits if h.uid == "b")
+    assert b.ranks == {"vector": 2, "text": 1}
+    assert next(h for h in hits if h.uid == "d").ranks == {"vector": None, "text": 2}
     assert fuse({"vector": [], "text": []}, 5) == []
+
+
+def test_a_strong_text_hit_beats_a_vector_only_hit() -> None:
+    """What rank fusion got wrong: the text ranking's clear best, ranked low by a weak
+    vector ranking, must not fall below the vector ranking's best alone."""
+    vector = [_row("v", 0.80)] + [_row(f"n{i}", 0.79 - i / 1000) for i in range(8)]
+    vector.append(_row("t", 0.70))
+    text = [_row("t", 12.0), _row("n0", 1.0)]
+    assert fuse({"vector": vector, "text": text}, 1)[0].uid == "t"

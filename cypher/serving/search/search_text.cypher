@@ -3,10 +3,10 @@
 // the ranking is that of the filtered set; `$fetch` bounds it. Then only the served ones
 // (`Live`) that pass the exact filters, best first: the caller widens `$fetch` until
 // `$k` pass or Lucene has nothing more (`returned` < `$fetch`).
-// The full-text index is eventually consistent: its pending updates are awaited first.
+// The full-text index is eventually consistent: the caller first awaits its pending
+// updates (serving/search/await_text_index) when its process has written since it last did.
 // mode: read
 // params: $ns, $lucene, $fetch, $k, $kinds, $meta, $since, $until, $prefix
-CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL db.index.fulltext.queryNodes('artifact_search', $lucene, {limit: $fetch})
   YIELD node, score
 WITH collect([node, score]) AS found

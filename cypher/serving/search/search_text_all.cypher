@@ -1,9 +1,9 @@
 // Full-text search, the exhaustive fallback: every current version matching $lucene (no
 // bound), then the served ones that pass the exact filters, best first.
-// The full-text index is eventually consistent: its pending updates are awaited first.
+// The full-text index is eventually consistent: the caller first awaits its pending
+// updates (serving/search/await_text_index) when its process has written since it last did.
 // mode: read
 // params: $ns, $lucene, $k, $kinds, $meta, $since, $until, $prefix
-CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL db.index.fulltext.queryNodes('artifact_search', $lucene) YIELD node AS a, score
 WITH a, score
 WHERE a:Live AND a.ns = $ns

@@ -6,10 +6,18 @@
 // Filters: $kinds (null: any), $meta (`key=value` terms, all required), $prefix (the
 // uid starts with it; null: any), $since/$until
 // (the version's publication time, else its creation time; half-open).
+// While `reindex --compact` rebuilds the index (an `IndexRebuild` node says so) the index
+// is not asked at all (it would block, then fail): `rebuilding` sends the caller to the
+// exact path.
 // mode: read
 // params: $ns, $vector, $model, $fetch, $k, $kinds, $meta, $since, $until, $prefix
-CALL db.index.vector.queryNodes('artifact_embedding', $fetch, $vector) YIELD node, score
-WITH collect([node, score]) AS found
+OPTIONAL MATCH (rebuild:IndexRebuild {name: 'artifact_embedding'})
+WITH rebuild IS NOT NULL AS rebuilding
+CALL (rebuilding) {
+  WITH rebuilding WHERE NOT rebuilding
+  CALL db.index.vector.queryNodes('artifact_embedding', $fetch, $vector) YIELD node, score
+  RETURN collect([node, score]) AS found
+}
 CALL (found) {
   UNWIND found AS pair
   WITH pair[0] AS a, pair[1] AS score
@@ -27,4 +35,4 @@ CALL (found) {
 }
 OPTIONAL MATCH (s:EmbeddingSpace {ns: $ns})
 RETURN size(found) AS returned, hits, s.model AS model, s.dimension AS dimension,
-       s.state AS state
+       s.state AS state, rebuilding

@@ -4,10 +4,10 @@
 // set is complete, and each served one that passes the exact filters is scored exactly
 // (`vector.similarity.cosine`). When `returned` reaches `$cap` nothing is scored and the
 // caller takes the index path instead.
-// The full-text index is eventually consistent: its pending updates are awaited first.
+// The full-text index is eventually consistent: the caller first awaits its pending
+// updates (serving/search/await_text_index) when its process has written since it last did.
 // mode: read
 // params: $ns, $filter, $cap, $vector, $model, $k, $kinds, $meta, $since, $until, $prefix
-CALL db.index.fulltext.awaitEventuallyConsistentIndexRefresh()
 CALL db.index.fulltext.queryNodes('artifact_search', $filter, {limit: $cap}) YIELD node
 WITH collect(node) AS found
 CALL (found) {

@@ -20,8 +20,12 @@ from typing import Any
 from memorepair import queries
 from memorepair.embedding import Embedder, Indexing, Space, embed_rows, meta_terms
 from memorepair.errors import EmbeddingError
-from memorepair.store import Store
+from memorepair.store import SCHEMA, Store
 
+AWAIT_VECTOR_INDEX = queries.named("serving/reindex/await_vector_index")
+CLEAR_REBUILD = queries.named("serving/reindex/clear_rebuild")
+MARK_REBUILD = queries.named("serving/reindex/mark_rebuild")
+DROP_VECTOR_INDEX = queries.named("serving/reindex/drop_vector_index")
 READ_SEARCH_TEXT = queries.named("serving/reindex/read_search_text")
 REINDEX_TARGETS = queries.named("serving/reindex/reindex_targets")
 SET_SPACE = queries.named("serving/reindex/set_space")
@@ -103,3 +107,29 @@ def _rewrite(
     ]
     store.write(WRITE_SEARCH_FIELDS, rows=writes)
     return sum(1 for r in fresh if r["embedding"] is not None)
+
+
+CREATE_VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedding")
+#: How long `compact` waits for the rebuilt vector index (1e5 vectors took ~2 min here).
+COMPACT_TIMEOUT_S = 3600
+
+
+def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
+    """Rebuild the vector index from scratch (`reindex --compact`); returns its seconds.
+
+    An index filled by many small transactions (every record, every embedding the writer
+    adds after it) is a pile of small HNSW segments, and a query searches each of them:
+    built again in one bulk population, the same vectors answered a k-10 query several
+    times faster (docs/decisions.md, decision 18). The index spans every namespace, so
+    this does too. While it is rebuilt (an `IndexRebuild` node says so), vector and hybrid
+    search take the exact path (every served version scored): slower, never less exact;
+    a compaction killed half-way leaves them there until it is run again. Nothing is
+    re-embedded.
+    """
+    started = time.perf_counter()
+    store.write(MARK_REBUILD)  # searches stop asking the index (a crash leaves it: run again)
+    store.write(DROP_VECTOR_INDEX)
+    store.write(CREATE_VECTOR_INDEX)  # the schema's own statement, so the same settings
+    store.read(AWAIT_VECTOR_INDEX, timeout_s=timeout_s)
+    store.write(CLEAR_REBUILD)
+    return time.perf_counter() - started

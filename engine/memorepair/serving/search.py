@@ -17,8 +17,12 @@ ranking here is built per query by one of three paths, chosen by what the filter
 
 Full-text ranking (BM25) filters namespace, kind and meta inside Lucene with zero-boost
 clauses, so its ranking is already that of the filtered set; only served-ness and the
-exact filter values are checked after it, widening the same way. `hybrid` is the
-reciprocal-rank fusion (RRF, k=60) of the two rankings, each `DEPTH` times k deep.
+exact filter values are checked after it, widening the same way. `hybrid` fuses the two
+rankings, each `DEPTH` times k deep, by their scores, not only their ranks: a convex
+combination `TEXT_WEIGHT * bm25 / max(bm25) + (1 - TEXT_WEIGHT) * (cos - min) / (max - min)`
+over each ranking's own list (a version missing from a list scores 0 there). Rank fusion
+(RRF) threw the evidence of the scores away: a weak vector ranking pulled strong text hits
+down (docs/decisions.md, decision 18, measured with `python -m bench.retrieval`).
 Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
 ever returned, whatever the mode, and a query is refused unless its embedder is the one
 the namespace's embeddings were made with.
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,10 +41,11 @@ from typing import Any, Literal
 
 from memorepair import queries
 from memorepair.embedding import GET_SPACE, Embedder, meta_value
-from memorepair.errors import EmbeddingError, InputError
+from memorepair.errors import DatabaseError, EmbeddingError, InputError
 from memorepair.model import Kind, artifact_key, pin
 from memorepair.store import Row, Store
 
+AWAIT_TEXT_INDEX = queries.named("serving/search/await_text_index")
 SEARCH_RELATED = queries.named("serving/search/search_related")
 SEARCH_TEXT = queries.named("serving/search/search_text")
 SEARCH_TEXT_ALL = queries.named("serving/search/search_text_all")
@@ -50,19 +56,26 @@ SEARCH_VECTOR_SCAN = queries.named("serving/search/search_vector_scan")
 Mode = Literal["hybrid", "vector", "text"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "text")
 
-#: Reciprocal-rank fusion constant (Cormack et al.; Graphiti and most hybrid stores use 60).
-RRF_K = 60
+#: The text ranking's share of a hybrid score (the vector ranking has the rest): the best
+#: of 0.5-0.8 on `bench.retrieval` with the offline embedder (docs/decisions.md, 18).
+TEXT_WEIGHT = 0.7
 #: Each mode's ranking is fused this many times k deep.
-DEPTH = 2
+DEPTH = 5
 #: Largest filtered set the scan path scores exactly (about 25 us per version here).
 SCAN_CAP = 2000
 #: The scan is tried when fewer than this share of the index's first answer passed.
 SCAN_RATE = 0.05
-#: The index path's first fetch is FIRST_FETCH * k (at least MIN_FETCH), then widened.
-#: The index is approximate (HNSW): on 1e5 docstring embeddings its top-10 recall was 0.96
-#: fetching 40 and 0.985 fetching 100 (0.94 at 1e4 fetching 64), so it is asked for 10k.
-FIRST_FETCH = 10
+#: The vector index path's first fetch: at least MIN_FETCH, and FIRST_FETCH * k when
+#: filters narrow the set (NARROWED_FETCH * k), then widened only when fewer than k passed.
+#: The index is approximate (HNSW: Lucene searches as wide as it is asked): on 1e4
+#: docstring embeddings its top-10 recall was 0.87 asked for 10, 0.98 for 50, 0.996 for
+#: 100 (m 32, ef_construction 200; decision 18), so even k = 10 asks for 100.
+FIRST_FETCH = 2
+NARROWED_FETCH = 10
 MIN_FETCH = 100
+#: The full-text path's first fetch: Lucene is exact and filters inside the index, so only
+#: versions that stopped being served meanwhile fall out: k plus this share, then widened.
+TEXT_MARGIN = 0.2
 MAX_FETCH = 4000
 ROUNDS = 3
 #: Query words sent to Lucene (a longer query is cut; its embedding uses all of it).
@@ -77,7 +90,8 @@ class Hit:
     """One served version: pin `uid@version` to read exactly what was ranked.
 
     `ranks` holds its 1-based rank in each mode that ranked it (None where it was not in
-    that mode's top); `score` is the mode's own (cosine in [0, 1], BM25, or RRF).
+    that mode's top); `score` is the mode's own (cosine in [0, 1], BM25, or the hybrid's
+    fused score in [0, 1]).
     `related_to` is set on a neighbour reached over RELATED from that hit.
     """
 
@@ -216,8 +230,14 @@ def lucene_text(text: str, f: Filters) -> str | None:
 
 
 # ---- strategy (pure) ------------------------------------------------------------------------
-def first_fetch(k: int) -> int:
-    return min(MAX_FETCH, max(MIN_FETCH, FIRST_FETCH * k))
+def first_fetch(k: int, narrowed: bool = False) -> int:
+    """The vector index's first fetch for k hits (more when filters narrow the set)."""
+    return min(MAX_FETCH, max(MIN_FETCH, (NARROWED_FETCH if narrowed else FIRST_FETCH) * k))
+
+
+def first_text_fetch(k: int) -> int:
+    """Lucene's first fetch for k hits: exact and filtered in the index, so barely more."""
+    return min(MAX_FETCH, k + max(1, math.ceil(TEXT_MARGIN * k)))
 
 
 def widen(k: int, fetch: int, passed: int) -> int:
@@ -228,17 +248,31 @@ def widen(k: int, fetch: int, passed: int) -> int:
     return min(MAX_FETCH, max(4 * fetch, wanted))
 
 
+def normalised(mode: str, rows: Sequence[Row]) -> list[float]:
+    """Each row's score on [0, 1] within its own list: BM25 over the list's best (BM25 has
+    no fixed scale, but 0 means no evidence), cosine min-max (cosines of one model crowd a
+    narrow band, so its spread is what tells them apart)."""
+    values = [float(row["score"]) for row in rows]
+    if not values:
+        return []
+    low = min(values) if mode == "vector" else 0.0
+    span = max(values) - low
+    return [(v - low) / span if span > 0 else 1.0 for v in values]
+
+
 def fuse(rankings: Mapping[str, Sequence[Row]], k: int) -> list[Hit]:
-    """Reciprocal-rank fusion: score = sum over modes of 1 / (RRF_K + rank)."""
+    """Convex fusion: score = TEXT_WEIGHT * text + (1 - TEXT_WEIGHT) * vector, each the
+    version's normalised score in that mode's list (0 where it is absent)."""
+    weights = {"text": TEXT_WEIGHT, "vector": 1.0 - TEXT_WEIGHT}
     merged: dict[str, Row] = {}
     ranks: dict[str, dict[str, int | None]] = {}
     scores: dict[str, float] = {}
     for mode, rows in rankings.items():
-        for rank, row in enumerate(rows, start=1):
+        for rank, (row, score) in enumerate(zip(rows, normalised(mode, rows), strict=True), 1):
             uid = row["uid"]
             merged.setdefault(uid, row)
             ranks.setdefault(uid, {m: None for m in rankings})[mode] = rank
-            scores[uid] = scores.get(uid, 0.0) + 1.0 / (RRF_K + rank)
+            scores[uid] = scores.get(uid, 0.0) + weights[mode] * score
     order = sorted(merged, key=lambda uid: (-scores[uid], uid))[:k]
     return [_hit(merged[uid], scores[uid], ranks[uid]) for uid in order]
 
@@ -264,6 +298,20 @@ class Searcher:
         #: The store's embedder; None: embeddings are off, and only `text` search runs.
         self._embedder = embedder
         self._pool: ThreadPoolExecutor | None = None
+        #: `store.writes` when the full-text index was last awaited (-1: never).
+        self._text_synced = -1
+        self._text_lock = threading.Lock()
+
+    def sync_text(self) -> None:
+        """Await the eventually consistent full-text index if this process has written
+        since it last did: its searches see every write it made, and an idle process pays
+        nothing. (Another process's writes show up once Lucene has refreshed, within a
+        second; served-ness never depends on it, every query checks `Live`.)"""
+        with self._text_lock:
+            writes = self.store.writes
+            if writes != self._text_synced:
+                self.store.serve(AWAIT_TEXT_INDEX)
+                self._text_synced = writes
 
     @property
     def embedder(self) -> Embedder:
@@ -312,9 +360,12 @@ class Searcher:
         def run(fetch: int) -> Row:
             (found,) = self.store.serve(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
+            if found["rebuilding"]:
+                raise _Rebuilding
             return found
 
         def scan() -> Ranking | None:
+            self.sync_text()
             (found,) = self.store.serve(
                 SEARCH_VECTOR_SCAN, filter=lucene_filter(f), cap=SCAN_CAP, **fixed
             )
@@ -322,7 +373,14 @@ class Searcher:
                 return None  # too many to score exactly: widen the index path instead
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
-        ranking, tried = _widened(run, k, "index", scan)
+        try:
+            ranking, tried = _widened(run, k, first_fetch(k, f.narrowed), "index", scan)
+        except _Rebuilding:  # `reindex --compact` rebuilds the index: be exact meanwhile
+            ranking, tried = None, "index:unavailable"
+        except DatabaseError as exc:  # dropped or not online outside a compaction
+            if not _index_unavailable(exc):
+                raise
+            ranking, tried = None, "index:unavailable"
         if ranking is None:
             (found,) = self.store.serve(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
@@ -363,13 +421,14 @@ class Searcher:
         query = lucene_text(text, f)
         if query is None:
             return Ranking([], "empty", 0)
+        self.sync_text()
         fixed = {**f.params(), "lucene": query, "k": k}
 
         def run(fetch: int) -> Row:
             (found,) = self.store.serve(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 
-        ranking, tried = _widened(run, k, "index")
+        ranking, tried = _widened(run, k, first_text_fetch(k), "index")
         if ranking is None:
             (found,) = self.store.serve(SEARCH_TEXT_ALL, **fixed)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 1)
@@ -388,9 +447,20 @@ class Searcher:
         return out
 
 
+class _Rebuilding(Exception):
+    """`reindex --compact` is rebuilding the vector index."""
+
+
+def _index_unavailable(exc: DatabaseError) -> bool:
+    """The vector index is missing or not online (dropped by hand, or still populating)."""
+    text = str(exc)
+    return "artifact_embedding" in text or "online" in text.lower()
+
+
 def _widened(
     run: Callable[[int], Row],
     k: int,
+    fetch: int,
     name: str,
     scan: Callable[[], Ranking | None] | None = None,
 ) -> tuple[Ranking | None, str]:
@@ -401,7 +471,6 @@ def _widened(
     When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
     small: `scan` scores it exactly if it is small enough (else the widening goes on).
     """
-    fetch = first_fetch(k)
     steps: list[str] = []
     for round_ in range(1, ROUNDS + 1):
         found = run(fetch)
