@@ -12,8 +12,9 @@ proves (an API key's name, or a JWT's subject).
 
 **Roles.** reader (search, get, lineage), writer (record, update), curator (delete,
 correct, migrate, retry, resume), auditor (audit, show, plan, status, exposure) and
-admin (grants, clear, schema; it implies every other role on its patterns). A grant gives
-one principal roles on a namespace pattern: an exact name, `prefix*`, or `*`.
+admin (grants, clear, schema, rebuilding the shared vector index; it implies every other
+role on its patterns). A grant gives one principal roles on a namespace pattern: an exact
+name, `prefix*`, or `*`.
 
 **The owner (bootstrap).** The owner, MEMOREPAIR_OWNER (by default the OS account that
 runs the process), holds admin on every namespace whenever it calls through a local

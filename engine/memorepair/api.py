@@ -729,10 +729,12 @@ class MemoryStore:
             progress=progress,
         )
 
+    @guarded("schema")
     def compact_vector_index(self) -> float:
         """Rebuild the vector index in one bulk population (after bulk writes: fewer,
         larger segments answer faster); every namespace's, since the index is shared.
-        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds."""
+        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds.
+        Needs the admin role (as `apply_schema`): the index serves every namespace."""
         self.flush_embeddings()
         return reindexing.compact(self.store)
 

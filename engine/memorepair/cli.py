@@ -1323,7 +1323,7 @@ def grants() -> None:
            writer   record, update, import
            curator  delete (forget), correct, migrate, repair, retry, resume, reindex
            auditor  audit, show, plan, status, exposure
-           admin    grants, clear, schema (and every role above)
+           admin    grants, clear, schema, reindex --compact (and every role above)
     A pattern is a namespace (team-a), a prefix (team-*) or * (all). The owner
     (MEMOREPAIR_OWNER, default the OS account) holds admin everywhere from the CLI,
     stdio MCP and Python; over HTTP a principal holds only what is granted here.
