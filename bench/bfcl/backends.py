@@ -225,8 +225,15 @@ def migrate_interface(interface: Interface, m: Migration) -> Interface:
     param_renames = {k: dict(v) for k, v in interface.param_renames.items()}
     if m.param is not None and m.new_param is not None:
         param_renames.setdefault(m.function, {})[m.param] = m.new_param
+    retypes = {k: dict(v) for k, v in interface.retypes.items()}
+    if m.param is not None and m.new_type is not None:
+        retypes.setdefault(m.function, {})[m.param] = spec.params[m.param]
     return Interface(
-        tool=interface.tool, functions=functions, renames=renames, param_renames=param_renames
+        tool=interface.tool,
+        functions=functions,
+        renames=renames,
+        param_renames=param_renames,
+        retypes=retypes,
     )
 
 

@@ -21,7 +21,8 @@ mean cn >= (L - M(μ)) / μ.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -50,17 +51,27 @@ def event_closure(
     recovered = set(published)
     if not recovered or cost_all <= 0:
         return None
-    problem, _ = selection.selection_problem(
-        family, weight=lambda c: 1.0 / len(recovered) if c.uid in recovered else 0.0
+    return weighted_closure(
+        event, family, {u: 1.0 / len(recovered) for u in recovered}, 1.0 / cost_all
     )
-    return EventClosure(event, replace(problem, costs=[c / cost_all for c in problem.costs]))
+
+
+def weighted_closure(
+    event: str, family: CandidateFamily, weights: Mapping[str, float], cost_scale: float
+) -> EventClosure:
+    """The event's problem with the given weight per uid (0 for the rest) and its
+    candidates' costs times ``cost_scale``: with weights and scales shared by all events
+    (a share of all look-ups, a share of all cost), the pooled figures are sums over
+    events, and ``bound(..., pooled=True)`` bounds them."""
+    problem, _ = selection.selection_problem(family, weight=lambda c: weights.get(c.uid, 0.0))
+    return EventClosure(event, replace(problem, costs=[c * cost_scale for c in problem.costs]))
 
 
 @dataclass(frozen=True)
 class Bound:
     recovered_max: float  # no mean recovery above this at mean cost_norm <= budget
     budget: float
-    cost_min: float  # no mean cost_norm below this at mean recovery >= level
+    cost_min: float  # no mean cost_norm below this at mean recovery >= level (inf: none)
     level: float
     events: int
 
@@ -84,10 +95,14 @@ def bound(
     budget: float,
     level: float,
     multipliers: Sequence[float] = MULTIPLIERS,
+    *,
+    pooled: bool = False,
 ) -> Bound:
-    """The Lagrangian bounds over the events' mean recovery and mean cost_norm."""
+    """The Lagrangian bounds over the events' mean recovery and mean cost_norm, or, with
+    ``pooled``, over their sums (closures from ``weighted_closure`` with shares of the
+    whole run: pooled useful recovery and total cost over Repair-all's)."""
     per_event = np.array([_best(c, multipliers) for c in closures])
-    mean = per_event.mean(axis=0)  # M(μ)
+    mean = per_event.sum(axis=0) if pooled else per_event.mean(axis=0)  # M(μ)
     mus = np.asarray(multipliers)
     recovered_max = float(np.min(mean + mus * budget))
     positive = mus > 0
@@ -99,3 +114,51 @@ def bound(
         level=level,
         events=len(closures),
     )
+
+
+def frontier_bound(
+    closures: Sequence[EventClosure], budget: float, level: float, *, pooled: bool = True
+) -> Bound:
+    """The same Lagrangian bounds, minimised over every multiplier instead of a grid.
+
+    Each event's inner maximum max_S (r(S) - μ·cn(S)) is the upper envelope of its
+    closures' lines, which ``selection.frontier`` finds exactly; their sum M(μ) is
+    piecewise linear and convex, so M(μ) + μ·B is smallest, and (L - M(μ)) / μ largest,
+    at one of the events' breakpoints (or μ = 0). The selector's profit resolution is
+    added back as in ``_best``.
+    """
+    lines = []
+    mus = {0.0}
+    for closure in closures:
+        steps = selection.frontier(closure.problem)
+        mus.update(s.lam_from for s in steps)
+        slack = _slack(closure.problem, [s.lam_from for s in steps])
+        lines.append(
+            (np.array([s.repair + slack for s in steps]), np.array([s.cost for s in steps]))
+        )
+    grid = np.array(sorted(mus))
+    per_event = np.array([(w[:, None] - c[:, None] * grid[None, :]).max(axis=0) for w, c in lines])
+    total = per_event.sum(axis=0) if pooled else per_event.mean(axis=0)  # M(μ)
+    recovered_max = float(np.min(total + grid * budget))
+    positive = grid > 0
+    cost_min = float(np.max((level - total[positive]) / grid[positive], initial=0.0))
+    if total[0] < level:  # not even everything reaches the level: (L - M(μ)) / μ -> inf
+        cost_min = math.inf
+    return Bound(
+        recovered_max=min(recovered_max, 1.0),
+        budget=budget,
+        cost_min=max(cost_min, 0.0),
+        level=level,
+        events=len(closures),
+    )
+
+
+def _slack(problem: selection.SelectionProblem, lams: Sequence[float]) -> float:
+    """What the selector's profit resolution may hide at these λ (see ``_best``)."""
+    exponents = []
+    for lam in (0.0, max(lams, default=0.0)):
+        try:
+            exponents.append(selection.scaled_profits(problem, lam)[1])
+        except ValueError:  # beyond the λ the selector accepts: no solve happened there
+            continue
+    return len(problem.weights) * 10.0 ** -min(exponents, default=selection.MAX_DECIMALS)

@@ -35,6 +35,7 @@ from bench.bfcl.data import (
     DEFAULT_CATEGORY,
     TOOL_DOCS,
     Task,
+    Turn,
     load_tasks,
     select_tasks,
 )
@@ -107,6 +108,33 @@ def as_support(artifact: ArtifactIn, version: int = IMPORT_VERSION) -> Support:
     )
 
 
+def turn_label(turns: Sequence[Turn], k: int) -> str | None:
+    """The tool turn ``k``'s request is for (the router's training label), if any.
+
+    The tool most called in the turn; a request answered only after the tool set changed
+    (the next turn has calls but no user message: ``multi_turn_miss_func``) takes the next
+    turn's. A turn without a user message gets none: it has no text to learn from.
+    """
+    turn = turns[k]
+    if not turn.text.strip():
+        return None
+    calls = turn.calls
+    if not calls and k + 1 < len(turns) and not turns[k + 1].text.strip():
+        calls = turns[k + 1].calls
+    labels = Counter(c.tool for c in calls)
+    return max(sorted(labels), key=lambda t: labels[t]) if labels else None
+
+
+def silent_turn_text(turn: Turn) -> str:
+    """The record of a turn with no user message (BFCL adds a function there)."""
+    if turn.added:
+        return (
+            f"(No user message: {', '.join(turn.added)} added to the tool set; "
+            "the calls of this turn answer the previous request.)"
+        )
+    return "(No user message in this turn.)"
+
+
 def summary_content(support: Sequence[Support]) -> str:
     """The regen operator's own format (``- <first sentence> [uid@vN]`` per item)."""
     return summarize(support)
@@ -172,16 +200,16 @@ class _Builder:
     def task(self, task: Task) -> None:
         summary_inputs: list[str] = []
         tool_calls: dict[str, list[str]] = {}
-        for turn in task.turns:
-            labels = Counter(c.tool for c in turn.calls)
+        for k, turn in enumerate(task.turns):
             meta: dict[str, Any] = {"task": task.id, "turn": turn.index, "role": "user"}
-            if labels:
-                meta["label"] = max(sorted(labels), key=lambda t: labels[t])
+            label = turn_label(task.turns, k)
+            if label is not None:
+                meta["label"] = label
             t_uid = self.add(
                 ArtifactIn(
                     uid=turn_uid(task.id, turn.index),
                     kind=Kind.RECORD,
-                    content=turn.text,
+                    content=turn.text or silent_turn_text(turn),
                     meta=meta,
                 )
             ).uid

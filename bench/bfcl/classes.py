@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Any
 
 from bench.bfcl.backends import BfclBackend, MigratedBackend, Migration
+from bench.bfcl.data import func_docs, tool_class
 
 TOOL_PREFIX = "Bfcl_"
 MIGRATED_PREFIX = "Migrated_"
@@ -38,6 +39,10 @@ def backend_class(tool: str) -> type[BfclBackend]:
     name = TOOL_PREFIX + tool
     found = _classes.get(name)
     if found is None:
+        # The BFCL class and its docs are loaded with the class, not with each instance:
+        # the chain sandbox's worker finds the class once and forks every job from it.
+        tool_class(tool)
+        func_docs(tool)
         found = _named(type(name, (BfclBackend,), {"tool": tool}), name)
     assert issubclass(found, BfclBackend)
     return found

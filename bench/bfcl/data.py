@@ -48,6 +48,14 @@ _MODULES: dict[str, str] = {
 #: Classes BFCL instantiates without ``_load_scenario`` (they hold no state).
 STATELESS_TOOLS = frozenset({"MathAPI"})
 DEFAULT_CATEGORY = "multi_turn_base"
+#: The categories whose tasks are tool-use sessions on the back-ends above (each task
+#: names its ``involved_classes`` and ``initial_config``): the ones a memory is built from.
+MULTI_TURN_CATEGORIES = (
+    "multi_turn_base",
+    "multi_turn_long_context",
+    "multi_turn_miss_func",
+    "multi_turn_miss_param",
+)
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,11 @@ class Call:
 @dataclass(frozen=True)
 class Turn:
     index: int
-    text: str
+    text: str  # the user's messages of the turn ("" when it has none)
     calls: tuple[Call, ...]
+    #: Functions BFCL adds to the tool set at this turn (``multi_turn_miss_func``): such a
+    #: turn has no user message, and its calls answer the request of the turn before.
+    added: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,7 +154,19 @@ def parse_call(text: str, tools: Sequence[str]) -> Call:
 
 
 def load_tasks(category: str = DEFAULT_CATEGORY) -> list[Task]:
-    """All tasks of a multi-turn category, joined with their ground-truth call chains."""
+    """All tasks of a multi-turn category, joined with their ground-truth call chains.
+
+    Single-turn categories (``simple_python``, ``live_multiple``, ...) are refused: their
+    entries are one request and one call against function docs, with no tool back-end
+    to run (no ``involved_classes``, no ``initial_config``), so nothing could be replayed
+    or repaired.
+    """
+    if category not in MULTI_TURN_CATEGORIES:
+        raise InputError(
+            f"BFCL category {category!r} cannot be a memory: only the multi-turn categories "
+            f"run tool back-ends that caches and chain skills replay "
+            f"(use {', '.join(MULTI_TURN_CATEGORIES)})"
+        )
     questions = _data_lines(f"BFCL_v4_{category}.json")
     answers = {
         a["id"]: a["ground_truth"]
@@ -153,10 +176,12 @@ def load_tasks(category: str = DEFAULT_CATEGORY) -> list[Task]:
     for q in questions:
         tools = tuple(str(c) for c in q["involved_classes"] if c in TOOL_DOCS)
         truth = answers[q["id"]]
+        added = {int(k): tuple(v) for k, v in (q.get("missed_function") or {}).items()}
         turns = []
         for i, (messages, calls) in enumerate(zip(q["question"], truth, strict=True)):
             text = "\n".join(str(m["content"]) for m in messages if m.get("role") == "user")
-            turns.append(Turn(i, text, tuple(parse_call(c, tools) for c in calls)))
+            parsed = tuple(parse_call(c, tools) for c in calls)
+            turns.append(Turn(i, text, parsed, added.get(i, ())))
         tasks.append(Task(str(q["id"]), tuple(turns), dict(q["initial_config"]), tools))
     return tasks
 

@@ -1,52 +1,58 @@
-"""The evaluation harness: every event under every system, then SPEC §7's figures.
+"""The evaluation harness, run as a deployment (``timeline.py``), and SPEC §7's figures.
 
-Greedy and min-cut run with two value models: the engine's per-kind constants
-(``[kind]``) and values learned from use (``[use]``): after the import, a pre-event
-workload drawn from the same popularity as the post-event one (other seed) goes through
-``MemoryStore.retrieve`` with use recording on, so the values come from recorded reads
-(docs/values.md) and nothing measured after the event is seen before it.
+Per category, one memory per system, the same timeline for all: a warm-up period of use,
+a first round of events (the engine learns what its operators cost), then the measured
+rounds. Systems: ``none`` (no cascade repair: only the roots are withdrawn), ``all``
+(Repair-all) and ``mincut``, the default: the exact min-cut at the settings' λ, with
+values learned from recorded use and costs from measured work. ``--lambdas`` adds min-cut
+at other λ, ``--ablation`` greedy at the default λ.
 
-For each event and system the namespace is cleared, the memory imported, the event
-fired through the engine's ``MemoryStore.repair`` and a seeded retrieval workload run
-through ``MemoryStore.retrieve`` (the serving read). The BFCL back-ends (and, per migrate
-event, the migrated one) and the bench executors ``bfcl.call`` / ``bfcl.rewrite_call``
-are registered on the store once, before the first event.
+Figures over the measured rounds, per system and event type:
 
-Figures per (event, system):
+- exposure: share of post-event look-ups served a version built on invalidated support;
+- availability: share of look-ups that found anything;
+- recovered: published / what the event could have published (every candidate
+  Repair-all would select in the same state), mean over events; Repair-all's own
+  failures count against it and are their own column (``failed``);
+- useful: the same over the successors the post-event workload looked up, by distinct
+  uid (mean over events) and by look-up (pooled: a uid read five times counts five
+  times);
+- seconds: the measured seconds of the operators' work (build + validation), summed,
+  and as a share of Repair-all's over the same events (``work/all``, wall time: what the
+  engine's costs are made of, and what the target is on); ``cpu/all`` is the same share
+  in CPU seconds (the operators' thread and their sandboxed jobs), which the machine's
+  load does not inflate; ``plan/all`` is the engine's own estimate of the share (sum of c
+  over the selection / Repair-all's, in its own state).
 
-- exposure: share of post-event retrievals that returned a version in C(F) at the event
-  (still served, nothing withdrew it) or one built on support that is invalidated;
-- recovered: published successors / published successors of Repair-all, same event;
-- useful: the same ratio over the successors the post-event workload looked up;
-- cost_norm: operator cost of what the system executed (sum of c_i over the selected
-  set) / that of Repair-all, same event;
-- objective: the engine's sum w - lambda * sum c over the selected set, at the system's
-  lambda (``none`` selects nothing: 0).
+Events where a ratio is undefined (nothing could be published, nothing eligible was
+looked up) are counted and listed under the table. For the default system, the exact
+frontier over λ (every selection the min-cut would make, planned, pooled over the
+measured events) and the Lagrangian bound on any selection are printed after it.
 
-Output: a table (systems x figures, overall and per event type) on stdout, ``results.csv``
-(one row per event and system), ``summary.csv`` and ``cost_vs_recovered.png``.
+Output: the tables on stdout; ``results.csv`` (one row per event and system),
+``summary.csv``, ``frontier.csv`` and ``frontier.png`` in ``--out``.
 
-Run: ``python -m bench.bfcl.eval --out bench-out/bfcl`` (a running Neo4j, as
-configured for the engine; ``pip install --no-deps bfcl-eval`` and the ``bench`` extra).
+Run: ``python -m bench.bfcl.eval`` against the configured Neo4j (``make eval``; the
+bench extra and ``pip install --no-deps bfcl-eval``).
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
-from bench.bfcl.bound import Bound, EventClosure, bound, event_closure
+from bench.bfcl.bound import Bound, frontier_bound, weighted_closure
 from bench.bfcl.builder import (
     CALL_EXECUTOR,
     DEFAULT_TASKS,
-    IMPORT_VERSION,
     REWRITE_EXECUTOR,
     Memory,
     build_memory,
@@ -54,110 +60,56 @@ from bench.bfcl.builder import (
     make_backends,
 )
 from bench.bfcl.classes import make_migrated
-from bench.bfcl.data import load_tasks
-from bench.bfcl.events import DEFAULT_SEED, BenchEvent, generate_events
+from bench.bfcl.data import MULTI_TURN_CATEGORIES, Task, load_tasks
+from bench.bfcl.events import DEFAULT_SEED, BenchEvent, timeline_events
 from bench.bfcl.executors import BfclCall, rewrite_call_record
-from bench.bfcl.graph import cascade, influence_children
-from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
-from bench.bfcl.workload import DEFAULT_SIZE, popularity, pre_workload, workload
+from bench.bfcl.metrics import ratio
+from bench.bfcl.timeline import (
+    DEFAULT,
+    Deployment,
+    EventRow,
+    PlannedEvent,
+    System,
+    run_timeline,
+    systems,
+)
+from bench.bfcl.workload import DEFAULT_SIZE, popularity, pre_workload
 from memorepair.api import MemoryStore, open_store
-from memorepair.candidates import CandidateFamily
-from memorepair.events import RepairReport
-from memorepair.model import Artifact
-from memorepair.selection import Selector
 from memorepair.settings import load_settings
 
 EVENT_TYPES = ("delete", "correct", "migrate")
-#: λ of the greedy and min-cut runs, for both value models. Learned values are on another
-#: scale than the per-kind constants (the prior times the decayed reads), so their
-#: trade-off lies at larger λ; at the constants, λ >= 2 selects nothing.
-MAIN_LAMBDAS = (0.5, 1.0, 2.0, 4.0)
-#: Events per type in the default run: 9 events x 18 systems take ~5 minutes on 2 cores.
-DEFAULT_PER_TYPE = 3
-SWEEP_LAMBDAS = (0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 16.0)
-#: Value models: the engine's per-kind constants, or values learned from the pre-event
-#: workload's recorded use (values.py); costs are the per-kind priors in both (a freshly
-#: imported memory has no measured work).
-VALUE_MODELS = ("kind", "use")
-#: Look-ups of the pre-event workload the use model learns from.
-DEFAULT_PRE = 512
-#: `--full`: every conforming task of each category, 5 events per type per category.
-FULL_CATEGORIES = ("multi_turn_base", "multi_turn_long_context")
+#: Look-ups of the warm-up period (the use the first values are learned from).
+DEFAULT_WARMUP = 512
+#: Events per type in the first round and in each measured round, and measured rounds.
+DEFAULT_FIRST, DEFAULT_PER_TYPE, DEFAULT_ROUNDS = 1, 3, 2
+#: ``--full``: every conforming task of every multi-turn category.
+FULL_PER_TYPE = 2
+#: The target at the default settings: useful recovery by look-up >= 0.95 at <= 0.60 of
+#: Repair-all's measured seconds (exposure 0, no Repair-all failure besides).
+TARGET_USEFUL, TARGET_SECONDS = 0.95, 0.60
 
 
-@dataclass(frozen=True)
-class System:
-    name: str
-    selector: Selector
-    lam: float | None = None
-    sweep: bool = False
-    values: str = "kind"
+# --------------------------------------------------------------------------- set-up
 
 
-def systems(sweep: bool = False) -> list[System]:
-    out = [System("none", "none"), System("all", "all")]
-    for model in VALUE_MODELS:
-        out += [
-            System(f"greedy[{model}]@{lam:g}", "greedy", lam, values=model) for lam in MAIN_LAMBDAS
-        ]
-        out += [
-            System(f"mincut[{model}]@{lam:g}", "mincut", lam, values=model) for lam in MAIN_LAMBDAS
-        ]
-        if sweep:
-            out += [
-                System(f"mincut[{model}]@{lam:g}", "mincut", lam, sweep=True, values=model)
-                for lam in SWEEP_LAMBDAS
-                if lam not in MAIN_LAMBDAS
-            ]
-    return out
+def prepare(store: MemoryStore, tasks: Sequence[Task], events: Iterable[BenchEvent]) -> None:
+    """Register the bench executors and the back-ends on ``store`` (shared by every
+    namespace of it), once for every category's tasks.
 
-
-@dataclass
-class Row:
-    category: str
-    event: str
-    event_type: str
-    system: str
-    selector: str
-    values: str
-    lam: float | None
-    sweep: bool
-    cascade: int
-    withdrawn: int
-    selected: int
-    published: int
-    failed: int
-    blocked: int
-    removed: int
-    unselected: int
-    not_executable: int
-    retrievals: int
-    exposed: int
-    exposure: float
-    availability: float
-    recovered: float | None
-    looked_up: int  # published successors the post-event workload looked up
-    useful: float | None  # looked_up / Repair-all's looked_up
-    cost: float
-    cost_norm: float | None
-    objective: float
-    seconds: float
-    failures: str
-
-
-def prepare(store: MemoryStore, memory: Memory, events: Sequence[BenchEvent]) -> None:
-    """Register the bench executors and back-ends on ``store`` (once per store).
-
-    Base back-ends first: without an interface the registry serves the first back-end of
-    a tool that implements the call, so a param-only migration never shadows its tool.
-    With a migrate event's interface it serves the back-end whose schema matches it.
+    One back-end per tool for all categories (each knows every task's scenario: task ids
+    name their category): the registry serves the first back-end of a tool that
+    implements a call, so per-category back-ends registered one after another would hand
+    a later category's replays to an earlier one that lacks their scenarios. Base
+    back-ends come before the migrated ones, so a migration that keeps a function's name
+    never shadows its tool; with a migrate event's interface the registry serves the
+    back-end whose schema matches it.
     """
     registry = store.registry
     if registry.executor(CALL_EXECUTOR) is None:
         store.register_executor(CALL_EXECUTOR, BfclCall(registry.backend))
     if registry.executor(REWRITE_EXECUTOR) is None:
         store.register_executor(REWRITE_EXECUTOR, rewrite_call_record)
-    backends = make_backends(memory.tasks)
+    backends = make_backends(tasks)
     for backend in backends.values():
         store.register_backend(backend)
     for event in events:
@@ -165,346 +117,336 @@ def prepare(store: MemoryStore, memory: Memory, events: Sequence[BenchEvent]) ->
             store.register_backend(make_migrated(backends[event.migration.tool], event.migration))
 
 
-def _served(artifact: Artifact) -> Served:
-    return Served(artifact.uid, artifact.version, tuple(artifact.inputs))
-
-
-def _count(report: RepairReport, outcome: str) -> int:
-    return len(report.outcomes.get(outcome, []))
-
-
 @dataclass
-class Run:
-    row: Row
-    report: RepairReport
-    family: CandidateFamily | None  # Repair-all's: the plan's, read just before it
+class Category:
+    """One category's memory and timeline."""
 
-
-@dataclass(frozen=True)
-class Workloads:
-    """The use distribution, the pre-event look-ups and the post-event size."""
-
+    name: str
+    memory: Memory
+    warmup: list[str]
+    rounds: list[list[BenchEvent]]
     weights: dict[str, float]
-    pre: list[str]
-    size: int
 
 
-def run_one(
-    store: MemoryStore, memory: Memory, event: BenchEvent, system: System, loads: Workloads
-) -> Run:
-    """One (event, system) run on a freshly imported memory; ratios are filled in later.
-
-    The use model first replays the pre-event workload through serving reads and
-    flushes what they recorded: its values are learned from that, never from the
-    post-event workload it is measured on.
-    """
-    start = time.perf_counter()
-    store.flush_use()  # the previous run's reads, written now so `clear` deletes them
-    store.clear()
-    store.import_items(memory.items())
-    if system.values == "use":
-        for uid in loads.pre:
-            store.retrieve(uid=uid, limit=1)
-        store.flush_use()
-    spec = event.spec.model_copy(update={"ns": store.ns})
-    family = store.plan(spec, selector="all").family if system.selector == "all" else None
-    report = store.repair(spec, selector=system.selector, lam=system.lam)
-    fired = cascade(influence_children(memory.artifacts, memory.edges), spec.roots)
-
-    def live(uid: str) -> Served | None:
-        found = store.retrieve(uid=uid, limit=1)
-        return _served(found[0]) if found else None
-
-    check = ExposureCheck(dict.fromkeys(fired, IMPORT_VERSION), live)
-    retrievals = []
-    lookups = workload(memory, fired, spec.id, loads.size, loads.weights)
-    for uid in lookups:
-        found = live(uid)
-        retrievals.append([found] if found else [])
-    failures = sorted({report.details.get(u, "") for u in report.outcomes.get("failed", [])})
-    row = Row(
-        category=memory.tasks[0].id.rsplit("_", 1)[0] if memory.tasks else "",
-        event=spec.id,
-        event_type=spec.type.value,
-        system=system.name,
-        selector=system.selector,
-        values=system.values if system.selector in ("greedy", "mincut") else "-",
-        lam=report.lam if system.selector != "none" else None,
-        sweep=system.sweep,
-        cascade=len(fired),
-        withdrawn=report.withdrawn,
-        selected=len(report.selected),
-        published=_count(report, "published"),
-        failed=_count(report, "failed"),
-        blocked=_count(report, "blocked"),
-        removed=_count(report, "removed"),
-        unselected=_count(report, "unselected"),
-        not_executable=_count(report, "not_executable"),
-        retrievals=len(retrievals),
-        exposed=sum(any(check.exposed(s) for s in r) for r in retrievals),
-        exposure=exposure(retrievals, check),
-        availability=availability(retrievals),
-        recovered=None,
-        looked_up=len(set(report.published) & set(lookups)),
-        useful=None,
-        cost=float(report.cost),
-        cost_norm=None,
-        objective=float(report.objective),
-        seconds=time.perf_counter() - start,
-        failures=" | ".join(f for f in failures if f)[:500],
+def build_category(name: str, args: argparse.Namespace) -> Category:
+    tasks = len(conforming(load_tasks(name))) if args.tasks <= 0 else args.tasks
+    memory = build_memory(tasks, category=name)
+    rounds = timeline_events(
+        memory,
+        seed=args.seed,
+        first=args.first,
+        per_type=args.per_type,
+        rounds=args.rounds,
+        ns=args.ns,
     )
-    return Run(row, report, family)
+    weights = popularity(memory, args.seed)
+    return Category(
+        name, memory, pre_workload(memory, weights, args.warmup, args.seed), rounds, weights
+    )
 
 
-@dataclass
-class Evaluation:
-    rows: list[Row]
-    closures: list[EventClosure]  # per event, for the recovery bound
-    outside: list[str]  # runs that published a successor Repair-all did not (voids the bound)
+# --------------------------------------------------------------------------- summary
 
 
-def evaluate(
-    store: MemoryStore,
-    memory: Memory,
-    events: Sequence[BenchEvent],
-    *,
-    sweep: bool = False,
-    size: int = DEFAULT_SIZE,
-    pre: int = DEFAULT_PRE,
-    seed: int = DEFAULT_SEED,
-    only: Sequence[System] | None = None,
-    log: TextIO | None = None,
-) -> Evaluation:
-    """Every event under every system (``only``: these; Repair-all is always run), with
-    ratios relative to the same event's Repair-all, and each event's closure problem for
-    the recovery bound."""
-    chosen = list(only) if only is not None else systems(sweep)
-    if not any(s.selector == "all" for s in chosen):
-        chosen.insert(0, System("all", "all"))
-    prepare(store, memory, events)
-    weights = popularity(memory, seed)
-    loads = Workloads(weights, pre_workload(memory, weights, pre, seed), size)
-    result = Evaluation([], [], [])
-    for event in events:
-        runs = [run_one(store, memory, event, s, loads) for s in chosen]
-        everything = next(r for r in runs if r.row.selector == "all")
-        all_row, recovered = everything.row, set(everything.report.published)
-        assert everything.family is not None
-        closure = event_closure(all_row.event, everything.family, recovered, all_row.cost)
-        if closure is not None:
-            result.closures.append(closure)
-        for run in runs:
-            row = run.row
-            extra = sorted(set(run.report.published) - recovered)
-            if extra:
-                result.outside.append(f"{row.event} {row.system}: {extra[:3]}")
-            row.recovered = ratio(row.published, all_row.published)
-            row.useful = ratio(row.looked_up, all_row.looked_up)
-            row.cost_norm = ratio(row.cost, all_row.cost)
-            result.rows.append(row)
-            if log is not None:
-                print(
-                    f"  {row.event:<18} {row.system:<12} published {row.published:>3}"
-                    f"/{all_row.published:<3} exposure {row.exposure:.2f} "
-                    f"({row.seconds:.1f}s)",
-                    file=log,
-                    flush=True,
-                )
-    return result
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
+def _mean(values: Iterable[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.fmean(known) if known else None
 
 
-def summarise(rows: Sequence[Row]) -> list[dict[str, Any]]:
-    """Mean figures per (system, event type) and per system over all events."""
+def summarise(rows: Sequence[EventRow]) -> list[dict[str, Any]]:
+    """Figures per (event type, system) over the measured rounds (round > 0)."""
+    measured = [r for r in rows if r.round > 0]
+    names = list(dict.fromkeys(r.system for r in measured))
+    present = {r.event_type for r in measured}
     out: list[dict[str, Any]] = []
-    names = list(dict.fromkeys(r.system for r in rows))
-    present = {r.event_type for r in rows}
     for event_type in ["all", *(t for t in EVENT_TYPES if t in present)]:
+        scope = [r for r in measured if event_type in ("all", r.event_type)]
+        reference = {(r.category, r.event): r for r in scope if r.system == "all"}
         for name in names:
-            group = [r for r in rows if r.system == name and event_type in ("all", r.event_type)]
+            group = [r for r in scope if r.system == name]
             if group:
-                out.append(
-                    {
-                        "event_type": event_type,
-                        "system": name,
-                        "values": group[0].values,
-                        "lam": group[0].lam,
-                        "events": len(group),
-                        "exposure": _mean([r.exposure for r in group]),
-                        "availability": _mean([r.availability for r in group]),
-                        "recovered": _mean([r.recovered for r in group]),
-                        "useful": _mean([r.useful for r in group]),
-                        "cost_norm": _mean([r.cost_norm for r in group]),
-                        "objective": _mean([r.objective for r in group]),
-                    }
-                )
+                out.append(_figures(event_type, name, group, reference))
     return out
 
 
-def format_table(summary: Sequence[dict[str, Any]]) -> str:
-    cols = [
-        "event_type",
-        "system",
-        "events",
-        "exposure",
-        "availability",
-        "recovered",
-        "useful",
-        "cost_norm",
-        "objective",
-    ]
+def _figures(
+    event_type: str,
+    name: str,
+    group: Sequence[EventRow],
+    reference: dict[tuple[str, str], EventRow],
+) -> dict[str, Any]:
+    mine = [(r, reference.get((r.category, r.event))) for r in group]
+    work = sum(r.work_s for r in group)
+    work_all = sum(a.work_s for _, a in mine if a is not None)
+    cpu_all = sum(a.cpu_s for _, a in mine if a is not None)
+    both = sum(_both(r.served, a.served) for r, a in mine if a is not None)
+    return {
+        "event_type": event_type,
+        "system": name,
+        "lam": group[0].lam,
+        "events": len(group),
+        "exposure": _mean(r.exposure for r in group),
+        "availability": _mean(r.availability for r in group),
+        "recovered": _mean(r.recovered for r in group),
+        "useful_uids": _mean(ratio(r.uids_hit, r.uids_eligible) for r in group),
+        "useful_looks": ratio(
+            sum(r.looks_hit for r in group), sum(r.looks_eligible for r in group)
+        ),
+        "served_all": ratio(both, sum(a.served.count("1") for _, a in mine if a is not None)),
+        "failed": sum(r.failed for r in group),
+        "work_s": work,
+        "work_share": ratio(work, work_all),
+        "cpu_share": ratio(sum(r.cpu_s for r in group), cpu_all),
+        "plan_share": ratio(sum(r.planned_s for r in group), sum(r.planned_all_s for r in group)),
+        "undefined_recovered": [_name(r) for r in group if r.recovered is None],
+        "undefined_useful": [_name(r) for r in group if r.looks_eligible == 0],
+    }
 
+
+def _both(mine: str, reference: str) -> int:
+    """Look-ups served both here and by Repair-all (same look-ups: the same event)."""
+    return sum(a == b == "1" for a, b in zip(mine, reference, strict=True))
+
+
+def _name(row: EventRow) -> str:
+    short = row.category.replace("multi_turn_", "")
+    return f"{short}/{row.event}"
+
+
+_COLUMNS = (
+    ("event_type", "type"),
+    ("system", "system"),
+    ("events", "events"),
+    ("exposure", "exposure"),
+    ("availability", "avail"),
+    ("recovered", "recovered"),
+    ("useful_uids", "useful/uid"),
+    ("useful_looks", "useful/look-up"),
+    ("served_all", "served/all"),
+    ("failed", "failed"),
+    ("work_s", "work s"),
+    ("work_share", "work/all"),
+    ("cpu_share", "cpu/all"),
+    ("plan_share", "plan/all"),
+)
+
+
+def format_table(summary: Sequence[dict[str, Any]]) -> str:
     def cell(v: Any) -> str:
         return "-" if v is None else f"{v:.3f}" if isinstance(v, float) else str(v)
 
-    table = [cols, *[[cell(s[c]) for c in cols] for s in summary]]
-    widths = [max(len(r[i]) for r in table) for i in range(len(cols))]
+    table = [[title for _, title in _COLUMNS]]
+    table += [[cell(s[key]) for key, _ in _COLUMNS] for s in summary]
+    widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
     return "\n".join("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in table)
 
 
-#: The evaluation's recovery target: recovered >= 95% of Repair-all at normalised cost <= 0.6.
-TARGET_RECOVERED = 0.95
-TARGET_COST = 0.6
-
-
-def frontier(summary: Sequence[dict[str, Any]], model: str = "kind") -> list[str]:
-    """The issue's recovery target read off the min-cut rows (means over all events).
-
-    Says for each λ run whether it meets the target, and where the run's points come
-    closest: the best recovery within the cost bound and the lowest cost at the recovery
-    bound. With a λ sweep this is the measured cost/recovery frontier, so a miss is shown
-    to be a property of the values and costs, not of the λ chosen.
-    """
-    points = sorted(
-        (
-            s
-            for s in summary
-            if s["event_type"] == "all"
-            and s["system"].startswith(f"mincut[{model}]@")
-            and s["recovered"] is not None
-            and s["cost_norm"] is not None
-        ),
-        key=lambda s: float(s["lam"]),
-    )
-    if not points:
-        return []
-    target = f"recovered >= {TARGET_RECOVERED:g} at cost_norm <= {TARGET_COST:g}"
-    meeting = [
-        s["system"]
-        for s in points
-        if s["recovered"] >= TARGET_RECOVERED and s["cost_norm"] <= TARGET_COST
-    ]
-    lines = [
-        f"{model} values, target ({target}): "
-        + (f"met by {', '.join(meeting)}" if meeting else "not met")
-    ]
-    cheap = [s for s in points if s["cost_norm"] <= TARGET_COST]
-    if cheap:
-        best = max(cheap, key=lambda s: (s["recovered"], -s["cost_norm"]))
-        lines.append(
-            f"  best recovery at cost_norm <= {TARGET_COST:g}: {best['recovered']:.3f} "
-            f"({best['system']}, cost_norm {best['cost_norm']:.3f})"
-        )
-    full = [s for s in points if s["recovered"] >= TARGET_RECOVERED]
-    if full:
-        low = min(full, key=lambda s: (s["cost_norm"], -s["recovered"]))
-        lines.append(
-            f"  lowest cost_norm at recovered >= {TARGET_RECOVERED:g}: {low['cost_norm']:.3f} "
-            f"({low['system']}, recovered {low['recovered']:.3f})"
-        )
+def undefined_lines(summary: Sequence[dict[str, Any]]) -> list[str]:
+    """The events a ratio could not be computed for, per system (overall rows)."""
+    lines = []
+    for s in summary:
+        if s["event_type"] != "all":
+            continue
+        for key, what in (
+            ("undefined_recovered", "nothing to publish"),
+            ("undefined_useful", "no eligible look-up"),
+        ):
+            if s[key]:
+                lines.append(
+                    f"  {s['system']}: {len(s[key])} event(s) with {what}: {', '.join(s[key])}"
+                )
     return lines
 
 
-def bound_lines(closures: Sequence[EventClosure], outside: Sequence[str]) -> list[str]:
-    """The target against every predecessor-closed selection, not just the λ run."""
-    if not closures:
+def failure_lines(rows: Sequence[EventRow], system: str = "all") -> list[str]:
+    """Every failure of ``system`` (Repair-all by default) in the measured rounds."""
+    failing = [r for r in rows if r.system == system and r.round > 0 and r.failed]
+    return [f"  {r.category} {r.event}: {r.failed} failed: {r.failures}" for r in failing]
+
+
+def target_lines(
+    summary: Sequence[dict[str, Any]], rows: Sequence[EventRow], lam: float
+) -> list[str]:
+    overall = {s["system"]: s for s in summary if s["event_type"] == "all"}
+    default, everything = overall.get(DEFAULT.name), overall.get("all")
+    if default is None or everything is None:
         return []
-    if outside:  # a selection published what Repair-all did not: the bound's premise fails
-        return [f"  no bound: runs published successors Repair-all did not: {outside[:3]}"]
-    b: Bound = bound(closures, TARGET_COST, TARGET_RECOVERED)
-    verdict = (
-        "out of reach for any selection on this memory at these values and costs"
-        if b.recovered_max < TARGET_RECOVERED
-        else "not ruled out by the bound"
-    )
-    return [
-        f"  bound over every predecessor-closed selection ({b.events} events, any selector, "
-        f"any λ per event; Lagrangian, bench/bfcl/bound.py):",
-        f"    recovered <= {b.recovered_max:.3f} at mean cost_norm <= {b.budget:g}; "
-        f"cost_norm >= {b.cost_min:.3f} at mean recovered >= {b.level:g}",
-        f"    target {verdict}",
+    useful, share = default["useful_looks"], default["work_share"]
+    checks = {
+        f"useful by look-up {_num(useful)} >= {TARGET_USEFUL:g}": useful is not None
+        and useful >= TARGET_USEFUL,
+        f"seconds {_num(share)} of Repair-all's <= {TARGET_SECONDS:g}": share is not None
+        and share <= TARGET_SECONDS,
+        f"exposure {_num(default['exposure'])} = 0": default["exposure"] == 0,
+        f"Repair-all failures {everything['failed']} = 0": everything["failed"] == 0,
+    }
+    verdict = "met" if all(checks.values()) else "NOT met"
+    served = f"; served where Repair-all served: {_num(default['served_all'])}"
+    lines = [
+        f"default λ = {lam:g} reads per second of repair ({1 / lam:.3g} s per read)"
+        if lam
+        else "default λ = 0"
     ]
+    lines.append(
+        f"target at the default settings: {verdict} ("
+        + "; ".join(f"{text} {'yes' if ok else 'no'}" for text, ok in checks.items())
+        + served
+        + ")"
+    )
+    return lines
 
 
-def write_csv(rows: Sequence[Row], path: Path) -> None:
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+# --------------------------------------------------------------------------- frontier
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """The default system's planned figures at one λ, pooled over the measured events."""
+
+    lam: float
+    useful: float | None  # look-ups of what the plans select / of what could be published
+    recovered: float | None  # selected / could be published
+    cost_share: float | None  # the plans' estimated seconds / Repair-all's
+
+
+def frontier_points(planned: Sequence[PlannedEvent]) -> list[FrontierPoint]:
+    """At every breakpoint of any event's frontier (and 0): where the pooled planned
+    figures change. Exact: between two of these λ no event's selection changes."""
+    events = [_event_steps(p) for p in planned]
+    lams = sorted({0.0} | {step[0] for steps in events for step in steps})
+    return [_point_at(lam, planned, events) for lam in lams]
+
+
+def _event_steps(p: PlannedEvent) -> list[tuple[float, float | None, int, float, int]]:
+    """(λ from, λ to, look-ups served, planned seconds, successors) per step."""
+    selected = {c.uid for c in p.family.repairable}
+    out = []
+    for step in p.frontier["steps"]:
+        selected -= set(step["skips"])
+        looks = sum(n for uid, n in p.looks.items() if uid in selected)
+        out.append((step["lambda_from"], step["lambda_to"], looks, step["cost"], step["selected"]))
+    return out
+
+
+def _point_at(
+    lam: float,
+    planned: Sequence[PlannedEvent],
+    events: Sequence[Sequence[tuple[float, float | None, int, float, int]]],
+) -> FrontierPoint:
+    looks = cost = chosen = 0.0
+    for steps in events:
+        for lo, hi, hits, seconds, count in steps:
+            if lo <= lam and (hi is None or lam < hi):
+                looks, cost, chosen = looks + hits, cost + seconds, chosen + count
+                break
+    return FrontierPoint(
+        lam=lam,
+        useful=ratio(looks, sum(sum(p.looks.values()) for p in planned)),
+        recovered=ratio(chosen, sum(len(p.runnable) for p in planned)),
+        cost_share=ratio(cost, sum(p.frontier["repair_all_cost"] for p in planned)),
+    )
+
+
+def frontier_lines(points: Sequence[FrontierPoint], lam: float, step: float = 0.01) -> list[str]:
+    """The pooled frontier, one line where a figure moved by ``step`` or more, and the
+    default λ's line marked."""
+    if not points:
+        return []
+    at_default = max((p for p in points if p.lam <= lam), key=lambda p: p.lam)
+    lines = [
+        "  exact frontier of the default system's plans over λ (pooled over the measured events;",
+        "  planned: selected = published; seconds are the engine's estimates):",
+        f"    {'λ from':>10} {'s/read':>8} {'useful/look-up':>15} {'recovered':>10} "
+        f"{'plan/all':>9}",
+    ]
+    shown: FrontierPoint | None = None
+    for p in points:
+        moved = shown is None or any(
+            abs((a or 0.0) - (b or 0.0)) >= step
+            for a, b in ((p.useful, shown.useful), (p.cost_share, shown.cost_share))
+        )
+        if moved or p is at_default or p is points[-1]:
+            mark = "*" if p is at_default else " "
+            per_read = f"{1 / p.lam:.3g}" if p.lam > 0 else "inf"
+            lines.append(
+                f"  {mark} {p.lam:>10.4g} {per_read:>8} {_num(p.useful):>15} "
+                f"{_num(p.recovered):>10} {_num(p.cost_share):>9}"
+            )
+            shown = p
+    lines.append(f"  * the step the default λ = {lam:g} falls in")
+    return lines
+
+
+def bound_lines(planned: Sequence[PlannedEvent]) -> tuple[list[str], Bound | None]:
+    """The target against every predecessor-closed selection of the default system's
+    measured events (any selector, any λ per event), at the engine's estimated costs."""
+    looks = sum(sum(p.looks.values()) for p in planned)
+    cost = sum(p.frontier["repair_all_cost"] for p in planned)
+    if not planned or looks == 0 or cost <= 0:
+        return [], None
+    closures = [
+        weighted_closure(p.event, p.family, {u: n / looks for u, n in p.looks.items()}, 1 / cost)
+        for p in planned
+    ]
+    b = frontier_bound(closures, TARGET_SECONDS, TARGET_USEFUL, pooled=True)
+    reach = "out of reach for any selection" if b.recovered_max < TARGET_USEFUL else "within reach"
+    return [
+        f"  bound over every predecessor-closed selection ({b.events} events, any λ per event;"
+        " exact Lagrangian dual, bench/bfcl/bound.py; estimated seconds):",
+        f"    useful by look-up <= {b.recovered_max:.3f} at <= {b.budget:g} of Repair-all's "
+        f"seconds; seconds >= {b.cost_min:.3f} of Repair-all's at useful >= {b.level:g}",
+        f"    target {reach} at these values and costs",
+    ], b
+
+
+# --------------------------------------------------------------------------- files
+
+
+def write_rows(rows: Sequence[Any], path: Path) -> None:
+    data = [asdict(r) if not isinstance(r, dict) else r for r in rows]
     with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(asdict(rows[0])))
+        writer = csv.DictWriter(f, fieldnames=list(data[0]))
         writer.writeheader()
-        writer.writerows(asdict(r) for r in rows)
+        writer.writerows(data)
 
 
-#: Legend labels for the plot: (selector, value model) -> label, marker.
-_LINES = {
-    ("mincut", "kind"): ("min-cut, per-kind constant values", "o-"),
-    ("mincut", "use"): ("min-cut, values learned from use", "D-"),
-    ("greedy", "kind"): ("greedy, per-kind constant values", "s--"),
-    ("greedy", "use"): ("greedy, values learned from use", "v--"),
-}
-
-
-def _same_point(line: Sequence[dict[str, Any]]) -> dict[tuple[float, float], list[float]]:
-    """The λ values of a line grouped by the point they land on (one label per point)."""
-    points: dict[tuple[float, float], list[float]] = {}
-    for s in line:
-        points.setdefault((s["cost_norm"], s["recovered"]), []).append(s["lam"])
-    return points
-
-
-def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
-    """Cost vs recovered per system (means over all events); each selector and value
-    model as a line over λ."""
+def plot(points: Sequence[FrontierPoint], summary: Sequence[dict[str, Any]], path: Path) -> None:
+    """The default system's planned frontier and every system's measured point."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
 
-    overall = [s for s in summary if s["event_type"] == "all" and s["cost_norm"] is not None]
     fig, ax = plt.subplots(figsize=(8, 6))
-    for (selector, model), (label, marker) in _LINES.items():
-        line = sorted(
-            (s for s in overall if s["system"].startswith(f"{selector}[{model}]@")),
-            key=lambda s: s["lam"],
-        )
-        if line:
-            ax.plot(
-                [s["cost_norm"] for s in line], [s["recovered"] for s in line], marker, label=label
-            )
-            for (x, y), lams in _same_point(line).items():
-                ax.annotate(
-                    "λ=" + ",".join(f"{lam:g}" for lam in lams),
-                    (x, y),
-                    fontsize=8,
-                    xytext=(5, -11 if model == "use" else 4),
-                    textcoords="offset points",
-                )
-    for s in overall:
-        if s["system"] in ("none", "all"):
-            name = {"none": "no cascade repair", "all": "Repair all"}[s["system"]]
-            ax.plot([s["cost_norm"]], [s["recovered"]], "k^")
+    xs = [p.cost_share for p in points if p.cost_share is not None and p.useful is not None]
+    ys = [p.useful for p in points if p.cost_share is not None and p.useful is not None]
+    ax.step(xs, ys, "o-", where="post", markersize=3, label="min-cut over λ, planned (exact)")
+    for s in summary:
+        if (
+            s["event_type"] == "all"
+            and s["work_share"] is not None
+            and s["useful_looks"] is not None
+        ):
+            ax.plot([s["work_share"]], [s["useful_looks"]], "k^")
             ax.annotate(
-                name,
-                (s["cost_norm"], s["recovered"]),
+                s["system"],
+                (s["work_share"], s["useful_looks"]),
                 fontsize=9,
-                xytext=(-60, 8) if s["system"] == "all" else (8, 14),
+                xytext=(5, -12),
                 textcoords="offset points",
             )
-    ax.set_xlabel("normalised repair-operator cost (Repair all = 1)")
-    ax.set_ylabel("validated successors recovered (Repair all = 1)")
-    ax.set_title("BFCL multi-turn: cost vs recovered, by selector and value model")
+    paper = "paper: 91.1-94.3% at 0.57-0.76"
+    ax.add_patch(Rectangle((0.57, 0.911), 0.19, 0.032, alpha=0.2, label=paper))
+    ax.axhline(TARGET_USEFUL, ls=":", c="grey")
+    ax.axvline(TARGET_SECONDS, ls=":", c="grey")
+    ax.set_xlabel("seconds of repair work (Repair-all = 1): measured (points), planned (line)")
+    ax.set_ylabel("useful recovery by look-up")
+    ax.set_title("BFCL multi-turn as a deployment: cost vs useful recovery")
     ax.set_xlim(-0.05, 1.1)
     ax.set_ylim(-0.05, 1.1)
     ax.grid(alpha=0.3)
@@ -514,122 +456,168 @@ def plot(summary: Sequence[dict[str, Any]], path: Path) -> None:
     plt.close(fig)
 
 
-def write_summary(summary: Sequence[dict[str, Any]], path: Path) -> None:
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(summary[0]))
-        writer.writeheader()
-        writer.writerows(summary)
+# --------------------------------------------------------------------------- main
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m bench.bfcl.eval",
-        description="MemoRepair on BFCL multi-turn tool use: exposure, recovery, cost, "
-        "with per-kind values and with values learned from a pre-event workload.",
+        description="MemoRepair on BFCL multi-turn tool use, run as a deployment: one memory "
+        "per system, a warm-up period of use, a first round of events, then measured rounds.",
     )
     parser.add_argument(
-        "--tasks", type=int, default=DEFAULT_TASKS, help="BFCL tasks in memory per category"
+        "--tasks", type=int, default=DEFAULT_TASKS, help="tasks per category (0: all)"
     )
     parser.add_argument(
         "--categories",
         default="multi_turn_base",
-        help="BFCL multi-turn categories, comma-separated, each its own memory (%(default)s)",
+        help="comma-separated BFCL categories, each its own memory "
+        f"({', '.join(MULTI_TURN_CATEGORIES)}; single-turn ones have no back-ends to replay "
+        "and are refused) (%(default)s)",
     )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="event seed")
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help="timeline seed")
+    parser.add_argument(
+        "--first",
+        type=int,
+        default=DEFAULT_FIRST,
+        help="events per type in the first round (%(default)s)",
+    )
     parser.add_argument(
         "--per-type",
         type=int,
         default=DEFAULT_PER_TYPE,
-        help="events per type (delete, correct, migrate) per category",
+        help="events per type per measured round (%(default)s)",
     )
     parser.add_argument(
-        "--workload",
-        type=int,
-        default=DEFAULT_SIZE,
-        help="post-event retrievals per event and system",
+        "--rounds", type=int, default=DEFAULT_ROUNDS, help="measured rounds (%(default)s)"
     )
     parser.add_argument(
-        "--pre",
+        "--warmup",
         type=int,
-        default=DEFAULT_PRE,
-        help="pre-event look-ups the use model learns its values from (%(default)s)",
+        default=DEFAULT_WARMUP,
+        help="look-ups of the warm-up period (%(default)s)",
     )
+    parser.add_argument(
+        "--workload", type=int, default=DEFAULT_SIZE, help="look-ups after each event (%(default)s)"
+    )
+    parser.add_argument(
+        "--lambdas",
+        default="",
+        help="also min-cut at these λ, comma-separated (each its own memory)",
+    )
+    parser.add_argument("--ablation", action="store_true", help="also greedy at the default λ")
     parser.add_argument(
         "--full",
         action="store_true",
-        help=f"every conforming task of {', '.join(FULL_CATEGORIES)}, 5 events per type "
-        "per category (30 events; long: see docs/evaluation.md)",
+        help=f"every conforming task of all four multi-turn categories, {FULL_PER_TYPE} events "
+        "per type per measured round (long: see docs/evaluation.md)",
     )
-    parser.add_argument("--ns", default="bench-bfcl", help="namespace (cleared before each run)")
-    parser.add_argument("--sweep", action="store_true", help="also run the mincut lambda sweep")
+    parser.add_argument("--ns", default="bench-bfcl", help="namespace prefix (cleared)")
     parser.add_argument(
-        "--out",
-        type=Path,
-        default=Path("bench-out/bfcl"),
-        help="folder for results.csv, summary.csv and cost_vs_recovered.png (%(default)s)",
+        "--out", type=Path, default=Path("bench-out/bfcl"), help="output folder (%(default)s)"
     )
-    parser.add_argument("--quiet", action="store_true", help="no per-run progress lines")
+    parser.add_argument("--quiet", action="store_true", help="no per-event progress lines")
     return parser
 
 
-def _evaluate_category(args: argparse.Namespace, category: str, store: MemoryStore) -> Evaluation:
-    tasks = len(conforming(load_tasks(category))) if args.tasks <= 0 else args.tasks
-    memory = build_memory(tasks, category=category)
-    events = generate_events(memory, seed=args.seed, per_type=args.per_type, ns=args.ns)
-    print(
-        f"BFCL {category}: {len(memory.tasks)} tasks, {len(memory.artifacts)} artifacts; "
-        f"{len(events)} events x {len(systems(args.sweep))} systems",
-        flush=True,
-    )
-    return evaluate(
-        store,
-        memory,
-        events,
-        sweep=args.sweep,
-        size=args.workload,
-        pre=args.pre,
-        seed=args.seed,
-        log=None if args.quiet else sys.stderr,
-    )
+def _namespace(prefix: str, category: str, system: System) -> str:
+    short = category.replace("multi_turn_", "")
+    return f"{prefix}-{short}-{system.name}".replace("@", "-")
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.full:
-        args.categories, args.tasks, args.per_type = ",".join(FULL_CATEGORIES), 0, 5
+        args.categories = ",".join(MULTI_TURN_CATEGORIES)
+        args.tasks, args.per_type = 0, FULL_PER_TYPE
+    names = [c.strip() for c in args.categories.split(",") if c.strip()]
+    for name in names:
+        load_tasks(name)  # a single-turn or unknown category is refused before any work
+    chosen = systems([float(x) for x in args.lambdas.split(",") if x.strip()], args.ablation)
     started = time.perf_counter()
     args.out.mkdir(parents=True, exist_ok=True)
-    result = Evaluation([], [], [])
-    # Recorded use is written only when the harness flushes it (between runs), and
-    # "never read" counts at once: the pre-event workload is the whole history. Look-ups
-    # are by uid, so nothing is embedded (an import per run would embed every artifact).
+    categories = [build_category(name, args) for name in names]
+    # Recorded use is written when the harness flushes it (after each workload), and
+    # "never read" counts at once: the warm-up stands for the history. Look-ups are by
+    # uid, so nothing is embedded.
     settings = load_settings(use_flush_s=3600.0, value_warmup_h=0.0, embeddings=False)
-    with open_store(ns=args.ns, settings=settings) as store:
-        store.apply_schema()  # idempotent; a fresh server has none
-        try:
-            for category in args.categories.split(","):
-                part = _evaluate_category(args, category.strip(), store)
-                result.rows += part.rows
-                result.closures += part.closures
-                result.outside += part.outside
-        finally:
-            store.flush_use()
-            store.clear()
-    summary = summarise(result.rows)
-    print(format_table(summary))
-    for model in VALUE_MODELS:
-        for line in frontier(summary, model):
-            print(line)
-    for line in bound_lines(result.closures, result.outside):
-        print(line)
-    write_csv(result.rows, args.out / "results.csv")
-    write_summary(summary, args.out / "summary.csv")
-    plot(summary, args.out / "cost_vs_recovered.png")
-    print(
-        f"wrote {args.out / 'results.csv'}, {args.out / 'summary.csv'} and "
-        f"{args.out / 'cost_vs_recovered.png'} in {time.perf_counter() - started:.0f}s"
-    )
+    rows: list[EventRow] = []
+    planned: list[PlannedEvent] = []
+    with open_store(ns=args.ns, settings=settings) as root:
+        root.apply_schema()
+        every_task = [t for c in categories for t in c.memory.tasks]
+        prepare(root, every_task, [e for c in categories for r in c.rounds for e in r])
+        for cat in categories:
+            part, plans = run_category(root, cat, chosen, args)
+            rows += part
+            planned += plans
+        lam = root.config.lam
+    report(rows, planned, lam, args.out, time.perf_counter() - started)
     return 0
+
+
+def run_category(
+    root: MemoryStore, cat: Category, chosen: Sequence[System], args: argparse.Namespace
+) -> tuple[list[EventRow], list[PlannedEvent]]:
+    """One category's timeline under every system, each in a namespace of its own."""
+    events = sum(len(r) for r in cat.rounds)
+    print(
+        f"BFCL {cat.name}: {len(cat.memory.tasks)} tasks, {len(cat.memory.artifacts)} "
+        f"artifacts; {events} events in {len(cat.rounds)} rounds (first + "
+        f"{len(cat.rounds) - 1} measured) x {len(chosen)} systems; "
+        f"load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    deployments = [
+        Deployment(
+            root.namespace(_namespace(args.ns, cat.name, s)), cat.memory, s, cat.weights, cat.name
+        )
+        for s in chosen
+    ]
+    log = None if args.quiet else sys.stderr
+    try:
+        rows = run_timeline(deployments, cat.warmup, cat.rounds, args.workload, log)
+        planned = next(d.planned for d in deployments if d.system == DEFAULT)
+    finally:
+        for d in deployments:
+            d.store.flush_use()
+            d.store.clear()
+    return rows, planned
+
+
+def report(
+    rows: Sequence[EventRow], planned: Sequence[PlannedEvent], lam: float, out: Path, seconds: float
+) -> None:
+    """The tables, the target, the frontier and the bound on stdout; the files in ``out``."""
+    summary = summarise(rows)
+    print(format_table(summary))
+    for line in undefined_lines(summary) or ["  no event with an undefined ratio"]:
+        print(line)
+    failures = failure_lines(rows)
+    print(
+        "Repair-all's failures in the measured rounds:"
+        if failures
+        else "Repair-all: no failure in the measured rounds"
+    )
+    for line in failures:
+        print(line)
+    for line in target_lines(summary, rows, lam):
+        print(line)
+    points = frontier_points(planned)
+    for line in frontier_lines(points, lam):
+        print(line)
+    lines, _ = bound_lines(planned)
+    for line in lines:
+        print(line)
+    write_rows(rows, out / "results.csv")
+    write_rows(summary, out / "summary.csv")
+    if points:
+        write_rows([asdict(p) for p in points], out / "frontier.csv")
+        plot(points, summary, out / "frontier.png")
+    print(
+        f"wrote results.csv, summary.csv, frontier.csv and frontier.png to {out} in {seconds:.0f}s "
+        f"(load average {os.getloadavg()[0]:.1f})"
+    )
 
 
 if __name__ == "__main__":

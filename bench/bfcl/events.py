@@ -145,61 +145,132 @@ def generate_events(
     ns: str = "default",
 ) -> list[BenchEvent]:
     """``per_type`` events of each type, their roots valid uids of ``memory``."""
-    rng = random.Random(seed)
-    backends = make_backends(memory.tasks)
-    events: list[BenchEvent] = []
-    turns, calls = _turns(memory), _calls(memory)
-    for k in range(per_type):
-        root = rng.choice(turns if k % 2 == 0 else calls)
-        what = "user turn" if k % 2 == 0 else "tool-call record"
-        spec = RepairEventSpec(
-            id=f"bfcl-delete-{k}",
-            type=EventType.DELETE,
-            roots=[root.uid],
-            ns=ns,
-            reason=f"{what} deleted",
-        )
-        events.append(BenchEvent(spec))
-    corrected = 0
-    for call in rng.sample(calls, len(calls)):
-        if corrected == per_type:
-            break
-        replacement = _correction(memory, backends, call, rng)
-        if replacement is None:
-            continue
-        spec = RepairEventSpec(
-            id=f"bfcl-correct-{corrected}",
-            type=EventType.CORRECT,
-            roots=[call.uid],
-            ns=ns,
-            reason=f"argument of {call.meta['call']['function']} corrected",
-            replacements=[replacement],
-        )
-        events.append(BenchEvent(spec))
-        corrected += 1
-    tools = memory.tools()
-    migrated = 0
-    for attempt in range(per_type * 4):
-        if migrated == per_type:
-            break
-        kind = _MIGRATION_KINDS[migrated % len(_MIGRATION_KINDS)]
-        tool = tools[(attempt * 3 + seed) % len(tools)]
-        m = _migration(memory, backends[tool].schema(), kind, rng)
-        if m is None:
-            continue
-        spec = RepairEventSpec(
-            id=f"bfcl-migrate-{migrated}",
-            type=EventType.MIGRATE,
-            roots=[iface_uid(tool)],
-            ns=ns,
-            reason=m.describe(),
-            interface=migrate_interface(backends[tool].schema(), m),
-        )
-        events.append(BenchEvent(spec, m))
-        migrated += 1
-    if corrected < per_type or migrated < per_type:
-        raise InputError(f"only {corrected} corrections and {migrated} migrations found")
-    return events
+    picker = _Picker(memory, seed, ns)
+    events = picker.deletes(per_type, "bfcl") + picker.corrections(per_type, "bfcl")
+    return events + picker.migrations(per_type, "bfcl")
+
+
+def timeline_events(
+    memory: Memory,
+    *,
+    seed: int = DEFAULT_SEED,
+    first: int = 1,
+    per_type: int = 2,
+    rounds: int = 2,
+    ns: str = "default",
+) -> list[list[BenchEvent]]:
+    """The rounds of a deployment's timeline: round 0 with ``first`` events of each type
+    (it gives the engine measured costs), then ``rounds`` rounds of ``per_type`` each.
+
+    The events apply one after another to one memory, so they are drawn to stay valid
+    in sequence: no root is used twice, each tool is migrated at most once (a second
+    migration would be written against an interface that is gone), a round's
+    migrations come after its deletions and corrections, and no later event deletes or
+    corrects a call record of a tool migrated before (the replacement would be written
+    for the old interface). Ids name the round: ``bfcl-r<round>-<type>-<k>``.
+    """
+    picker = _Picker(memory, seed, ns)
+    out = []
+    for r, count in enumerate([first] + [per_type] * rounds):
+        prefix = f"bfcl-r{r}"
+        round_events = picker.deletes(count, prefix) + picker.corrections(count, prefix)
+        out.append(round_events + picker.migrations(count, prefix))
+    return out
+
+
+class _Picker:
+    """Draws events from one seeded generator, remembering what earlier draws used."""
+
+    def __init__(self, memory: Memory, seed: int, ns: str) -> None:
+        self.memory, self.seed, self.ns = memory, seed, ns
+        self.rng = random.Random(seed)
+        self.backends = make_backends(memory.tasks)
+        self.roots: set[str] = set()
+        self.migrated: set[str] = set()  # tools migrated by an earlier draw
+        self._turns, self._calls = _turns(memory), _calls(memory)
+        self._attempt = 0
+
+    def _open_calls(self) -> list[ArtifactIn]:
+        return [
+            c
+            for c in self._calls
+            if c.uid not in self.roots and c.meta["tool"] not in self.migrated
+        ]
+
+    def deletes(self, count: int, prefix: str) -> list[BenchEvent]:
+        events = []
+        for k in range(count):
+            pool = [t for t in self._turns if t.uid not in self.roots]
+            if k % 2 == 1:
+                pool = self._open_calls()
+            if not pool:
+                raise InputError(f"no {'call record' if k % 2 else 'user turn'} left to delete")
+            root = self.rng.choice(pool)
+            self.roots.add(root.uid)
+            what = "user turn" if k % 2 == 0 else "tool-call record"
+            spec = RepairEventSpec(
+                id=f"{prefix}-delete-{k}",
+                type=EventType.DELETE,
+                roots=[root.uid],
+                ns=self.ns,
+                reason=f"{what} deleted",
+            )
+            events.append(BenchEvent(spec))
+        return events
+
+    def corrections(self, count: int, prefix: str) -> list[BenchEvent]:
+        events: list[BenchEvent] = []
+        calls = self._open_calls()
+        for call in self.rng.sample(calls, len(calls)):
+            if len(events) == count:
+                break
+            replacement = _correction(self.memory, self.backends, call, self.rng)
+            if replacement is None:
+                continue
+            self.roots.add(call.uid)
+            spec = RepairEventSpec(
+                id=f"{prefix}-correct-{len(events)}",
+                type=EventType.CORRECT,
+                roots=[call.uid],
+                ns=self.ns,
+                reason=f"argument of {call.meta['call']['function']} corrected",
+                replacements=[replacement],
+            )
+            events.append(BenchEvent(spec))
+        if len(events) < count:
+            raise InputError(f"only {len(events)} of {count} corrections found")
+        return events
+
+    def migrations(self, count: int, prefix: str) -> list[BenchEvent]:
+        tools = self.memory.tools()
+        events: list[BenchEvent] = []
+        tries = 0
+        while len(events) < count and tries < count * 4 + len(tools) * 4:
+            kind = _MIGRATION_KINDS[self._attempt % len(_MIGRATION_KINDS)]
+            tool = tools[(tries * 3 + self.seed) % len(tools)]
+            tries += 1
+            if tool in self.migrated:
+                continue
+            m = _migration(self.memory, self.backends[tool].schema(), kind, self.rng)
+            if m is None:
+                continue
+            self._attempt += 1
+            self.migrated.add(tool)
+            spec = RepairEventSpec(
+                id=f"{prefix}-migrate-{len(events)}",
+                type=EventType.MIGRATE,
+                roots=[iface_uid(tool)],
+                ns=self.ns,
+                reason=m.describe(),
+                interface=migrate_interface(self.backends[tool].schema(), m),
+            )
+            events.append(BenchEvent(spec, m))
+        if len(events) < count:
+            raise InputError(
+                f"only {len(events)} of {count} migrations found ({len(tools)} tools, "
+                f"{len(self.migrated)} already migrated): ask for fewer events per type"
+            )
+        return events
 
 
 def dump_events(events: Sequence[BenchEvent]) -> str:

@@ -75,3 +75,40 @@ def ratio(part: float, whole: float) -> float | None:
     if whole == 0:
         return None if part == 0 else float("inf")
     return part / whole
+
+
+@dataclass(frozen=True)
+class Recovery:
+    """One event's repair against what it could have published, and the look-ups after.
+
+    ``runnable``: the successors the event could have published (every candidate
+    Repair-all would select in the same state: executable, nothing it needs unrepairable);
+    ``published``: those the system published; ``lookups``: the post-event workload, one
+    uid per look-up.
+    """
+
+    runnable: frozenset[str]
+    published: frozenset[str]
+    lookups: tuple[str, ...]
+
+    @property
+    def recovered(self) -> float | None:
+        """Published share of what could be published (None: the event had nothing)."""
+        return ratio(len(self.published & self.runnable), len(self.runnable))
+
+    @property
+    def uids(self) -> tuple[int, int]:
+        """(hit, eligible): distinct looked-up uids that were published / could have been."""
+        eligible = set(self.lookups) & self.runnable
+        return len(eligible & self.published), len(eligible)
+
+    @property
+    def looks(self) -> tuple[int, int]:
+        """(hit, eligible), one per look-up: a uid read five times counts five times."""
+        eligible = [u for u in self.lookups if u in self.runnable]
+        return sum(u in self.published for u in eligible), len(eligible)
+
+
+def pooled(pairs: Sequence[tuple[int, int]]) -> float | None:
+    """Σ hit / Σ eligible over events (None: nothing eligible anywhere)."""
+    return ratio(sum(h for h, _ in pairs), sum(e for _, e in pairs))

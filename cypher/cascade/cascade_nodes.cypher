@@ -5,6 +5,8 @@
 // facts a resumed run reuses. Late arrivals are audited, not repaired. `withdrew` (the
 // edge's element id, or null) lets the facts be written back without a lookup. One
 // record holding the list: per-record overhead in the driver dominated large reads.
+// `work_s`: the measured seconds of the last repair that built a version of the uid
+// (the current version's own, or an earlier one's when a write replaced it since).
 // mode: read
 // params: $event_key, $keys
 MATCH (e:RepairEvent {key: $event_key})
@@ -20,5 +22,10 @@ CALL (e) {
 RETURN collect({withdrew: elementId(w), vid: d.vid, uid: d.uid, version: d.version,
                 kind: d.kind, arch: d.arch, value: d.value, repair_cost: d.repair_cost,
                 recipe: d.recipe, inputs: d.inputs, root: d.key IN $keys, mode: w.mode,
-                created: d.created_at.epochMillis / 1000.0, work_s: d.work_s,
+                created: d.created_at.epochMillis / 1000.0,
+                work_s: CASE WHEN d.work_s IS NULL AND d.version > 1
+                        THEN head(COLLECT { MATCH (p:Artifact {key: d.key})
+                                            WHERE p.work_s IS NOT NULL AND p.version < d.version
+                                            RETURN p.work_s ORDER BY p.version DESC LIMIT 1 })
+                        ELSE d.work_s END,
                 selected: w.selected, executable: w.executable, reason: w.reason}) AS rows

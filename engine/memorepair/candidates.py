@@ -58,9 +58,11 @@ class Candidate:
     value: float
     cost: float
     requires: tuple[str, ...]  # P_i: affected inputs whose successors i consumes
-    #: Where w and c came from: explicit, use / work, or prior (values.py).
+    #: Where w and c came from: explicit, use / work / median, or prior (values.py).
     value_source: str = "prior"
     cost_source: str = "prior"
+    #: Its kind, or `skill.<arch>`: the key of the per-kind priors and of measured work.
+    table_key: str = ""
 
 
 @dataclass(frozen=True)
@@ -87,11 +89,17 @@ _PENDING = (Mode.REGEN, "")
 
 #: Which operator would take a node in a mode (its name), None when none accepts it.
 OperatorFor = Callable[[Mode, "CascadeNode"], str | None]
-#: A node's default w or c from its prior: (figure, source), e.g. value from use.
+#: A node's default w from its prior: (figure, source), e.g. value from use.
 Derive = Callable[["CascadeNode", float], tuple[float, str]]
+#: A node's default c from its prior and the operator that would build it, e.g. measured.
+DeriveCost = Callable[["CascadeNode", float, str | None], tuple[float, str]]
 
 
 def _prior(node: CascadeNode, prior: float) -> tuple[float, str]:
+    return prior, "prior"
+
+
+def _prior_cost(node: CascadeNode, prior: float, operator: str | None) -> tuple[float, str]:
     return prior, "prior"
 
 
@@ -108,13 +116,14 @@ def build_candidates(
     default_cost: Callable[[str], float],
     operator_for: OperatorFor,
     value_of: Derive = _prior,
-    cost_of: Derive = _prior,
+    cost_of: DeriveCost = _prior_cost,
 ) -> CandidateFamily:
     """The deterministic mode map Phi and the candidates q_i for every descendant.
 
     `served_outside` maps each input uid outside C(F) to whether it is currently served.
     `default_value`/`default_cost` give the per-kind priors; `value_of`/`cost_of` turn a
-    node's prior into its default w/c with a source (values.py); explicit figures win.
+    node's prior (and, for c, the operator that would build it) into its default w/c with
+    a source (values.py); explicit figures win.
     """
     descendants = sorted((n for n in nodes if not n.root), key=lambda n: n.uid)
     modes = _modes(nodes, descendants, event_type, served_outside)
@@ -164,7 +173,7 @@ def _modes(
 def _candidate(
     node: CascadeNode,
     modes: Mapping[str, tuple[Mode, str]],
-    priors: tuple[Callable[[str], float], Callable[[str], float], Derive, Derive],
+    priors: tuple[Callable[[str], float], Callable[[str], float], Derive, DeriveCost],
     operator_for: OperatorFor,
 ) -> Candidate:
     mode, reason = modes[node.uid]
@@ -187,7 +196,7 @@ def _candidate(
     cost, cost_source = (
         (node.repair_cost, "explicit")
         if node.repair_cost is not None
-        else cost_of(node, default_cost(key))
+        else cost_of(node, default_cost(key), operator)
     )
     return Candidate(
         uid=node.uid,
@@ -201,6 +210,7 @@ def _candidate(
         requires=requires,
         value_source=value_source,
         cost_source=cost_source,
+        table_key=key,
     )
 
 

@@ -256,7 +256,8 @@ def config_show(as_json: bool) -> None:
             click.echo("note: ./.env is not read; pass --env-file .env if you trust it")
         for row in rows:
             value = json.dumps(row["value"], default=str)
-            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}")
+            unit = f"  [{row['unit']}]" if row["unit"] else ""
+            click.echo(f"  {row['variable']:<34} {value:<30} {row['source']}{unit}")
 
     _emit(data, as_json, human)
 
@@ -577,7 +578,9 @@ _LAMBDA = click.option(
     "lam",
     type=float,
     default=None,
-    help="Cost weight in max sum(w - lambda*c) [event file, then MEMOREPAIR_LAMBDA].",
+    help="Lambda in max sum(w - lambda*c), in reads per second of repair (w in reads, c in "
+    "seconds; 1/lambda: seconds one read is worth). Overrides the event file's lambda, "
+    "else MEMOREPAIR_LAMBDA (60).",
 )
 
 
@@ -591,6 +594,13 @@ _LAMBDA = click.option(
     help="Also build and validate the selected successors in memory and show each "
     "artifact's content change, and what would stay withdrawn and why.",
 )
+@click.option(
+    "--frontier",
+    is_flag=True,
+    help="Show the exact trade-off over lambda instead of the candidate list: every "
+    "selection the min-cut makes as lambda grows, where it changes, its value (reads) and "
+    "cost (seconds) and what each step skips; the step the plan's lambda is in is marked.",
+)
 @JSON_OPTION
 @click.pass_context
 def plan_cmd(
@@ -599,6 +609,7 @@ def plan_cmd(
     selector: Selector | None,
     lam: float | None,
     diff: bool,
+    frontier: bool,
     as_json: bool,
 ) -> None:
     """Dry run: the cascade, each candidate's mode, the selection and its cost. Writes nothing.
@@ -612,9 +623,15 @@ def plan_cmd(
         if diff:
             data = memory.plan_diff(event, lam=lam, selector=selector)
         else:
-            data = memory.plan(event, lam=lam, selector=selector).as_dict()
+            planned = memory.plan(event, lam=lam, selector=selector)
+            data = planned.as_dict()
+            if frontier:
+                data["frontier"] = planned.frontier()
 
     def human() -> None:
+        if frontier and not diff:
+            _print_frontier(data)
+            return
         _print_plan(data)
         if diff:
             _print_diff(data["diff"])
@@ -638,6 +655,53 @@ def _print_plan(data: dict[str, Any]) -> None:
         f"{data['cost']:g}, objective {data['objective']:g}; Repair-all cost "
         f"{data['repair_all_cost']:g}"
     )
+
+
+def _print_frontier(data: dict[str, Any]) -> None:
+    front = data["frontier"]
+    click.echo(f"event {data['event']} ({data['type']}) roots {', '.join(data['roots'])}")
+    click.echo(
+        f"cascade: {len(data['cascade'])} artifacts would be withdrawn; {front['runnable']} "
+        f"candidates can run (Repair-all: value {front['repair_all_value']:.4g} reads, cost "
+        f"{front['repair_all_cost']:.4g} s)"
+    )
+    click.echo(
+        "frontier over lambda, in reads per second of repair (s/read = 1/lambda, the "
+        "seconds of repair one read is worth);\neach step holds from its lambda up to the "
+        "next step's:"
+    )
+    click.echo(
+        f"    {'lambda':>10} {'s/read':>8} {'repairs':>9} {'recovered':>9} "
+        f"{'value (reads)':>17} {'cost (s)':>17}  skips (besides the step above's)"
+    )
+    for step in front["steps"]:
+        mark = "*" if step["default"] else " "
+        lam = step["lambda_from"]
+        per_read = f"{1 / lam:.3g}" if lam > 0 else "inf"
+        value = f"{step['value']:.4g} ({_share(step['value_share'])})"
+        cost = f"{step['cost']:.4g} ({_share(step['cost_share'])})"
+        recovered = _share(step["recovered"])
+        skips = _skipped(step["skips"])
+        click.echo(
+            f"  {mark} {lam:>10.4g} {per_read:>8} {step['selected']:>9} {recovered:>9} "
+            f"{value:>17} {cost:>17}  {skips}"
+        )
+    click.echo(
+        f"* the plan's lambda: {front['lambda']:g} ({1 / front['lambda']:.3g} s per read)"
+        if front["lambda"] > 0
+        else "* the plan's lambda: 0 (cost is no object)"
+    )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _skipped(uids: list[str], shown: int = 3) -> str:
+    if not uids:
+        return "-"
+    more = f" (+{len(uids) - shown})" if len(uids) > shown else ""
+    return ", ".join(uids[:shown]) + more
 
 
 #: How `plan --diff` marks each outcome, terraform-style, and its colour on a terminal.

@@ -81,6 +81,11 @@ class RepairReport:
     seconds: dict[str, float] = field(default_factory=dict)
     details: dict[str, str] = field(default_factory=dict)
     resumed_from: str | None = None
+    #: Measured seconds of this run's builds and validations (the operators' work; what
+    #: a resumed run reused from an interrupted one is not in it), and their CPU seconds
+    #: (sandboxed jobs included): the same work, free of the machine's load.
+    work_s: float = 0.0
+    work_cpu_s: float = 0.0
 
     @property
     def published(self) -> list[str]:
@@ -116,6 +121,8 @@ class RepairReport:
             "normalised_cost": self.cost / self.repair_all_cost if self.repair_all_cost else 0.0,
             "backend": self.backend,
             "seconds": self.seconds,
+            "work_s": self.work_s,
+            "work_cpu_s": self.work_cpu_s,
             "details": self.details,
             "resumed_from": self.resumed_from,
         }

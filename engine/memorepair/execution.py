@@ -30,8 +30,9 @@ from memorepair.model import (
     version_id,
 )
 from memorepair.operators.base import RepairContext, Successor, Support
-from memorepair.operators.common import Taint
+from memorepair.operators.common import NoSupport, Taint
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import cpu_clock
 from memorepair.store import Row, Store, WriteBehind
 
 READ_VERSIONS = queries.named("execution/read_versions")
@@ -54,6 +55,10 @@ class Attempt:
     published: bool = False  # by an interrupted run of the same event
     #: Measured seconds of its build and validation (the next event's default cost).
     work_s: float | None = None
+    #: Its operator found nothing in the support to build from (``NoSupport``): removed.
+    removed: bool = False
+    #: CPU seconds of the same work (``sandbox.cpu_clock``): a load-independent figure.
+    cpu_s: float | None = None
 
     @property
     def version(self) -> int:
@@ -284,9 +289,13 @@ def _build(
     operator = registry.named(candidate.operator) if candidate.operator else None
     if operator is None:
         return Attempt(candidate, vid, None, ctx, False, f"no {candidate.mode.value} operator")
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_clock()
     try:
         successor = operator.build(ctx)
+    except NoSupport as exc:  # the remove mode, decided by the operator
+        return Attempt(
+            candidate, vid, None, ctx, False, f"nothing to build from: {exc}", removed=True
+        )
     except Exception as exc:  # an operator that cannot build fails this candidate only
         return Attempt(
             candidate, vid, None, ctx, False, f"build failed: {type(exc).__name__}: {exc}"
@@ -298,8 +307,8 @@ def _build(
             candidate, vid, None, ctx, False, f"successor cites non-support {some(stray, 'input')}"
         )
     meta = successor_meta(ctx, successor)
-    work_s = time.perf_counter() - started
-    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s)
+    work_s, cpu_s = time.perf_counter() - started, cpu_clock() - cpu_started
+    return Attempt(candidate, vid, replace(successor, meta=meta), ctx, work_s=work_s, cpu_s=cpu_s)
 
 
 def _support(artifact: Artifact, origin: str) -> Support:

@@ -20,7 +20,9 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -316,14 +318,18 @@ class Interface(Strict):
     """The post-event interface kappa_e of a tool after a migration.
 
     `functions` is the new schema; `renames` maps old function names to new ones and
-    `param_renames` maps, per old function name, old parameter names to new ones. Chain
-    skills and replay recipes are rewritten with these maps and checked against the schema.
+    `param_renames` maps, per old function name, old parameter names to new ones.
+    `retypes` names, per old function and parameter name, the type its values had before
+    a migration that changed it: a recorded value of that old type is converted to the
+    parameter's new type (2 -> "2" when an integer became a string). Chain skills and
+    replay recipes are rewritten with these maps and checked against the schema.
     """
 
     tool: Annotated[str, Field(pattern=r"^[A-Za-z][A-Za-z0-9_.\-]{0,63}$")]
     functions: dict[str, FunctionSpec]
     renames: dict[str, str] = Field(default_factory=dict)
     param_renames: dict[str, dict[str, str]] = Field(default_factory=dict)
+    retypes: dict[str, dict[str, ParamType]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _renames_target_schema(self) -> Interface:
@@ -332,7 +338,35 @@ class Interface(Strict):
             raise ValueError(
                 f"renames point at functions missing from the schema: {some(missing, 'function')}"
             )
+        stray = [
+            f"{function}.{param}"
+            for function, params in self.retypes.items()
+            for param in params
+            if self.new_param(function, param) is None
+        ]
+        if stray:
+            raise ValueError(
+                f"retypes name parameters missing from the schema: {some(stray, 'parameter')}"
+            )
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_empty_retypes(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An interface without retypes serialises as before they existed, so the digest
+        # of an event recorded by an earlier version is unchanged.
+        data = handler(self)
+        if isinstance(data, dict) and not self.retypes:
+            data.pop("retypes", None)
+        return data
+
+    def new_param(self, function: str, param: str) -> tuple[str, str, ParamType] | None:
+        """An old function's parameter after the migration: (function, parameter, type)
+        in the new schema, or None when the schema has no such parameter."""
+        new_function = self.renames.get(function, function)
+        new_name = self.param_renames.get(function, {}).get(param, param)
+        spec = self.functions.get(new_function)
+        declared = spec.params.get(new_name) if spec is not None else None
+        return (new_function, new_name, declared) if declared is not None else None
 
 
 class Replacement(Strict):

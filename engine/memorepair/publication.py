@@ -69,7 +69,10 @@ def decide(
     for attempt in attempts:  # attempts are in topological order
         c = attempt.candidate
         missing = [u for u in c.requires if not ok.get(u, False)]
-        if attempt.successor is None or attempt.validated is not True:
+        if attempt.removed:
+            ok[c.uid] = False
+            outcomes.add("removed", c.uid, attempt.detail)
+        elif attempt.successor is None or attempt.validated is not True:
             ok[c.uid] = False
             outcomes.add("failed", c.uid, attempt.detail or "validation failed")
         elif missing:

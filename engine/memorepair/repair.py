@@ -47,7 +47,7 @@ from memorepair import (
     validation,
     values,
 )
-from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates
+from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates, table_key
 from memorepair.cascade import Cascade
 from memorepair.embedding import Indexing
 from memorepair.errors import InputError, MemoRepairError
@@ -62,8 +62,9 @@ from memorepair.model import (
     lambda_problem,
 )
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import session as sandbox_session
 from memorepair.publication import Outcomes
-from memorepair.selection import EventSelection, Selector, select
+from memorepair.selection import EventSelection, Selector, frontier, select, selection_problem
 from memorepair.settings import RepairConfig
 from memorepair.store import Store
 
@@ -80,10 +81,47 @@ class Plan:
     cascade: list[str]
     family: CandidateFamily
     selection: EventSelection
+    lam: float  # the λ it selected at: the caller's, else the event file's, else the setting
 
     @property
     def selected(self) -> tuple[str, ...]:
         return self.selection.selected
+
+    def frontier(self) -> dict[str, Any]:
+        """The exact trade-off over λ for this event (``selection.frontier``): each step's
+        λ range, what it repairs (count, share of the runnable candidates, value in reads,
+        cost in seconds, both also as shares of Repair-all's), the candidates it skips that
+        the step before repaired, and which step the plan's λ falls in."""
+        problem, uids = selection_problem(self.family)
+        everything = self.selection.repair_all
+        runnable = sum(everything.selected)
+        steps, previous = [], set(uids)
+        for step in frontier(problem):
+            chosen = {u for u, x in zip(uids, step.selected, strict=True) if x}
+            steps.append(
+                {
+                    "lambda_from": step.lam_from,
+                    "lambda_to": step.lam_to,
+                    "selected": len(chosen),
+                    "recovered": len(chosen) / runnable if runnable else None,
+                    "value": step.repair,
+                    "value_share": step.repair / everything.repair if everything.repair else None,
+                    "cost": step.cost,
+                    "cost_share": step.cost / everything.cost if everything.cost else None,
+                    "skips": sorted(previous - chosen),
+                    "default": _holds(step.lam_from, step.lam_to, self.lam),
+                }
+            )
+            previous = chosen
+        return {
+            "event": self.spec.id,
+            "lambda": self.lam,
+            "units": {"value": "reads", "cost": "seconds", "lambda": "reads per second"},
+            "runnable": runnable,
+            "repair_all_value": everything.repair,
+            "repair_all_cost": everything.cost,
+            "steps": steps,
+        }
 
     def as_dict(self) -> dict[str, Any]:
         in_selection = set(self.selection.selected)
@@ -114,7 +152,14 @@ class Plan:
             "backend": result.backend,
             "repair_all_cost": repair_all.cost,
             "repair_all_value": repair_all.repair,
+            "lambda": self.lam,
         }
+
+
+def _holds(lam_from: float, lam_to: float | None, lam: float) -> bool:
+    """Whether a frontier step holds at ``lam``; at a breakpoint the next step does
+    (ties are not repaired), and λ = 0 belongs to the first step."""
+    return (lam_from < lam or lam == lam_from == 0.0) and (lam_to is None or lam < lam_to)
 
 
 def plan(
@@ -145,7 +190,7 @@ def _planned(
     selection = select(
         family, lam_, selector_, backend=config.solver, threshold=config.solver_threshold
     )
-    return Plan(spec, reached.uids, family, selection), reached
+    return Plan(spec, reached.uids, family, selection, lam_), reached
 
 
 @dataclass(frozen=True)
@@ -172,7 +217,7 @@ def preview(
 ) -> Preview:
     """`plan`, then each selected successor built (`execution.build_dry`) and validated in
     memory, and the publication closure decided as `publish` would decide it."""
-    with _gc_paused():
+    with _gc_paused(), sandbox_session():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
         built = execution.build_dry(store, registry, spec, family, selected)
@@ -343,17 +388,20 @@ def _run(
     if not event.reached("selected"):
         with clock.step("record"):
             _record(store, event, withdrawn, family, selection)
-    with clock.step("execution"):
-        attempts = _execute(store, registry, indexing, event, family, selection, progress)
-    with clock.step("validation"):
-        attempts = _validate(store, registry, event, attempts, progress)
+    with sandbox_session():  # one sandbox worker for the event's chains and tool calls
+        with clock.step("execution"):
+            attempts = _execute(store, registry, indexing, event, family, selection, progress)
+        with clock.step("validation"):
+            attempts = _validate(store, registry, event, attempts, progress)
     with clock.step("publication"):
         outcomes = _publish(store, event, family, selection, attempts)
     if spec.erases:
         with clock.step("erasure"):
             erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
-    return replace(report, seconds=clock.seconds)
+    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
+    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -381,7 +429,8 @@ def candidate_family(
     reached: Cascade,
 ) -> CandidateFamily:
     """The mode map over the cascade, each candidate with the operator that will build it,
-    its value from recorded use and its cost from measured work (values.py)."""
+    its value from recorded use and its cost from measured work (values.py): reads and
+    seconds."""
 
     def operator_for(mode: Mode, node: CascadeNode) -> str | None:
         operator = registry.operator(mode, _skeleton(spec.ns, node))
@@ -400,8 +449,11 @@ def candidate_family(
             warmup_s=config.warmup_s,
         )
 
-    def cost_of(node: CascadeNode, prior: float) -> tuple[float, str]:
-        return values.cost_from_work(prior, node.work_s, config.cost_per_second)
+    work = values.read_work(store, spec.ns)
+
+    def cost_of(node: CascadeNode, prior: float, operator: str | None) -> tuple[float, str]:
+        median = work.median(operator, table_key(node.kind, node.arch))
+        return values.cost_from_work(prior, node.work_s, median)
 
     return build_candidates(
         reached.nodes,
@@ -498,6 +550,8 @@ def _validate(
 ) -> list[Attempt]:
     checked = validation.validate(store, registry, attempts, progress=progress)
     event.complete("validated", {"validated": sum(1 for a in checked if a.validated)})
+    measured = ((a.candidate.operator, a.candidate.table_key, a.work_s) for a in checked)
+    values.record_work(store, event.spec.ns, measured)  # the running medians learn
     return checked
 
 

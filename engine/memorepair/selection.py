@@ -58,10 +58,12 @@ from memorepair.candidates import Candidate, CandidateFamily
 __all__ = [
     "BACKENDS",
     "EventSelection",
+    "FrontierStep",
     "MinCutSolver",
     "PreparedCut",
     "Selection",
     "SelectionProblem",
+    "frontier",
     "scaled_profits",
     "select",
     "select_all",
@@ -925,6 +927,149 @@ def select_all(problem: SelectionProblem, lam: float) -> Selection:
     an = analyse(problem)
     lam_f = _check_lam(lam, an.costs)
     return _selection(an, ~an.blocked, lam_f, "all")
+
+
+# --------------------------------------------------------------------------- the frontier
+
+
+@dataclass(frozen=True)
+class FrontierStep:
+    """One step of the trade-off over λ: for every λ with ``lam_from < λ < lam_to`` the
+    smallest optimum is ``selected`` (``lam_to`` None: no upper end).
+
+    At a breakpoint both neighbouring selections are optimal and ties are not repaired,
+    so the engine takes the smaller: the next step's (in a degenerate case, where three
+    or more lines meet, a set optimal only at that point; ``select_mincut`` at exactly
+    the breakpoint says which).
+    """
+
+    lam_from: float
+    lam_to: float | None
+    selected: tuple[bool, ...]
+    repair: float  # sum of w over the selection
+    cost: float  # sum of c over the selection
+
+
+#: Most closures the frontier search may solve per candidate before it gives up (it needs
+#: at most two per breakpoint plus three, and there are at most n + 1 steps).
+_FRONTIER_SOLVES_PER_CANDIDATE: Final = 4
+
+
+def frontier(
+    problem: SelectionProblem, *, backend: str = "auto", threshold: int = _DEFAULT_THRESHOLD
+) -> list[FrontierStep]:
+    """Every selection the exact min-cut makes as λ runs from 0 up, and the λ where it
+    changes: the upper envelope of the closures' lines ``Σw - λ·Σc`` (parametric
+    max-weight closure), found exactly rather than on a grid.
+
+    As λ grows the smallest optimum only shrinks (it is nested), so the envelope has at
+    most n + 1 lines. Each is found by solving at the crossing of two known lines
+    (Eisner and Severance): when no closure beats them there, the crossing is a
+    breakpoint; otherwise the better closure is a new line and both halves are searched
+    again. Comparisons use the selector's own integer profits (``scaled``), so the
+    breakpoints are exact up to its profit resolution, and each step's selection is what
+    ``select_mincut`` returns for every λ inside it. Steps run from λ = 0 (the largest
+    selection) to the one kept at the largest λ the selector accepts (``MAX_LAM_COST``
+    over the largest cost; for ordinary figures, only the zero-cost candidates).
+    """
+    an = analyse(problem)
+    _check_backend(backend)
+    budget = _FRONTIER_SOLVES_PER_CANDIDATE * (an.n + 1) + 3
+    solves = 0
+
+    def solve(lam: float) -> BoolArray:
+        nonlocal solves
+        solves += 1
+        if solves > budget:
+            raise RuntimeError("the frontier search did not converge (selector inconsistent)")
+        [(_, mask, _)] = list(_mincut_masks(an, [lam], backend, threshold))
+        return mask
+
+    first = solve(0.0)
+    largest = float(an.costs.max(initial=0.0))
+    if _cost(an, first) == 0 or largest == 0:
+        return _steps(an, [first])
+    # The last step: what is kept at the largest λ the selector accepts (for ordinary
+    # figures, only what costs nothing); no event can run at a larger λ.
+    top = MAX_LAM_COST / largest
+    while top * largest > MAX_LAM_COST:  # the division may round up
+        top = math.nextafter(top, 0.0)
+    last = solve(top)
+    return _steps(an, [first, *_crossings(an, first, last, solve, top), last])
+
+
+def _cost(an: Analysis, mask: BoolArray) -> float:
+    return float(an.costs[mask].sum())
+
+
+def _crossings(
+    an: Analysis,
+    left: BoolArray,
+    right: BoolArray,
+    solve: Callable[[float], BoolArray],
+    top: float,
+) -> list[BoolArray]:
+    """The closures on the envelope strictly between ``left`` (dearer) and ``right``,
+    searched up to ``top``, the largest λ the selector accepts (beyond it two lines can
+    cross only through rounding at the profit resolution, and no event runs there)."""
+    found: list[BoolArray] = []
+    pending = [(left, right)]
+    while pending:
+        a, b = pending.pop()
+        lam = _crossing(an, a, b)
+        if lam is None or lam > top:
+            continue
+        m = solve(lam)
+        profits, _ = scaled(an, lam)
+        best = max(int(profits[a].sum()), int(profits[b].sum()))
+        if int(profits[m].sum()) > best and not (m == a).all() and not (m == b).all():
+            found.append(m)
+            pending += [(a, m), (m, b)]
+    return found
+
+
+def _crossing(an: Analysis, a: BoolArray, b: BoolArray) -> float | None:
+    """Where the lines of closures ``a`` (dearer) and ``b`` meet, clipped to λ >= 0
+    (None: ``a`` is not dearer, so the lines never cross going up)."""
+    dc = _cost(an, a) - _cost(an, b)
+    if dc <= 0:
+        return None
+    return max(0.0, (float(an.weights[a].sum()) - float(an.weights[b].sum())) / dc)
+
+
+def _steps(an: Analysis, lines: Sequence[BoolArray]) -> list[FrontierStep]:
+    """The upper envelope of the closures' lines over λ >= 0, as steps.
+
+    Lines are taken dearest first; one that is never strictly on top (its crossing with
+    the next comes no later than with the previous: rounding at the selector's profit
+    resolution) is dropped, as in any convex-hull pass.
+    """
+    hull: list[BoolArray] = []
+    ordered = sorted(lines, key=lambda m: (-_cost(an, m), -float(an.weights[m].sum()), m.sum()))
+    for mask in ordered:
+        if hull and _cost(an, hull[-1]) == _cost(an, mask):
+            continue  # same cost: the better line (or the smaller closure) came first
+        while len(hull) >= 2 and _at(an, hull[-2], hull[-1]) >= _at(an, hull[-1], mask):
+            hull.pop()
+        hull.append(mask)
+    steps: list[FrontierStep] = []
+    for k, mask in enumerate(hull):
+        steps.append(
+            FrontierStep(
+                lam_from=_at(an, hull[k - 1], mask) if k else 0.0,
+                lam_to=_at(an, mask, hull[k + 1]) if k + 1 < len(hull) else None,
+                selected=tuple(mask.tolist()),
+                repair=float(an.weights[mask].sum()),
+                cost=_cost(an, mask),
+            )
+        )
+    return steps
+
+
+def _at(an: Analysis, a: BoolArray, b: BoolArray) -> float:
+    crossing = _crossing(an, a, b)
+    assert crossing is not None  # the hull holds strictly decreasing costs
+    return crossing
 
 
 # --------------------------------------------------------------------------- the repair's step

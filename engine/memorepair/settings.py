@@ -35,8 +35,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from memorepair.errors import ConfigError, describe_validation
 from memorepair.model import MAX_COST, NS_PATTERN, PRINCIPAL_PATTERN, lambda_problem
 
-#: Default w (value) and c (repair cost) per kind, or per skill arch. They encode the
-#: usual economics: caches are cheap to replay, neural skills dear to retrain.
+#: Default w per kind, or per skill arch, in reads: what one fresh read of an artifact of
+#: that kind is worth, a read of a record being 1 (docs/values.md). With recorded use, w is
+#: this times the artifact's decayed reads; without any, it stands for one read.
 DEFAULT_VALUES: dict[str, float] = {
     "record": 1.0,
     "cache": 2.0,
@@ -45,13 +46,39 @@ DEFAULT_VALUES: dict[str, float] = {
     "skill.chain": 6.0,
     "skill.neural": 6.0,
 }
+#: Default c per kind, or per skill arch, in seconds of repair work: the prior for a
+#: candidate whose artifact no repair has built and whose operator and kind this
+#: namespace has not measured yet (then the last successor's measured seconds or the
+#: namespace's running median decide; docs/values.md). What the built-in operators
+#: measure, rounded up: milliseconds for in-process replays and extractive regeneration,
+#: a few hundredths of a second for a chain run in the sandbox, a second or two for a
+#: neural retrain on a few hundred examples. Not much dearer: a prior far above the truth
+#: keeps an operator from ever running, so from ever being measured.
 DEFAULT_COSTS: dict[str, float] = {
-    "record": 1.0,
-    "cache": 1.0,
-    "summary": 3.0,
-    "skill.prompt": 4.0,
-    "skill.chain": 4.0,
-    "skill.neural": 10.0,
+    "record": 0.01,
+    "cache": 0.01,
+    "summary": 0.02,
+    "skill.prompt": 0.02,
+    "skill.chain": 0.05,
+    "skill.neural": 2.0,
+}
+
+#: The unit of each setting that has one, shown by `memorepair config show`.
+UNITS: dict[str, str] = {
+    "lam": "reads per second of repair (1/λ: seconds of repair one read is worth)",
+    "values": "reads (one fresh read of that kind)",
+    "costs": "seconds of repair work",
+    "value_half_life_h": "hours",
+    "value_warmup_h": "hours",
+    "use_flush_s": "seconds",
+    "busy_wait_s": "seconds",
+    "start_timeout_s": "seconds",
+    "stop_timeout_s": "seconds",
+    "chain_timeout_s": "seconds",
+    "chain_memory_mb": "MiB",
+    "llm_timeout_s": "seconds",
+    "llm_max_response_bytes": "bytes",
+    "max_content_bytes": "bytes",
 }
 
 _URI_SCHEMES = ("bolt://", "bolt+s://", "bolt+ssc://", "neo4j://", "neo4j+s://", "neo4j+ssc://")
@@ -111,7 +138,10 @@ class Settings(BaseSettings):
     serving_reads: Literal["writer", "any"] = "writer"
 
     # --- repair ----------------------------------------------------------------------
-    lam: float = Field(default=1.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
+    #: The cost weight in max sum(w) - lambda * sum(c), in reads per second of repair: a
+    #: successor is worth its seconds when its reads cover lambda times them (1 / lambda
+    #: is the seconds of repair one read is worth). Chosen from measurement: docs/values.md.
+    lam: float = Field(default=60.0, validation_alias=AliasChoices("MEMOREPAIR_LAMBDA"))
     selector: Literal["mincut", "greedy", "all"] = "mincut"
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Field(default=200_000, ge=0)
@@ -130,9 +160,6 @@ class Settings(BaseSettings):
     #: Hours an artifact must have been open to recorded use before "never served" counts
     #: as evidence (w from use = 0); younger ones keep their per-kind prior.
     value_warmup_h: float = Field(default=24.0, ge=0, le=100_000)
-    #: Cost units per second of measured build + validation work (1: a second of operator
-    #: work costs as much as one fresh read of a record is worth, w = its prior 1).
-    cost_per_second: float = Field(default=1.0, ge=0, le=1e9)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
 
@@ -322,10 +349,9 @@ class RepairConfig:
     max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
     costs: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_COSTS))
-    #: Value from use and cost from work (values.py): decay, warm-up, seconds -> cost.
+    #: Value from use (values.py): decay and warm-up.
     half_life_s: float = Settings.model_fields["value_half_life_h"].default * 3600.0
     warmup_s: float = Settings.model_fields["value_warmup_h"].default * 3600.0
-    cost_per_second: float = Settings.model_fields["cost_per_second"].default
     #: Where the crash tests' fault markers go (see `events.PAUSE_ENV`).
     state_dir: Path = Path(".memorepair")
 
@@ -342,7 +368,6 @@ class RepairConfig:
             costs=dict(settings.costs),
             half_life_s=settings.value_half_life_h * 3600.0,
             warmup_s=settings.value_warmup_h * 3600.0,
-            cost_per_second=settings.cost_per_second,
             state_dir=settings.state_dir,
         )
 
@@ -419,11 +444,30 @@ def load_settings(env_file: Path | str | None = None, **overrides: object) -> Se
     a `ConfigError` naming its variable.
     """
     path = chosen_env_file(env_file)
+    _refuse_removed(path)
     try:
         return Settings(_env_file=path, **overrides)  # type: ignore[call-arg,arg-type]
     except ValidationError as exc:
         problems = describe_validation(exc, where=_variable)
         raise ConfigError(f"bad setting ({problems}); see `memorepair --help` or README") from exc
+
+
+#: Settings that no longer exist, and what replaces them: setting one is an error, not a
+#: value silently ignored.
+REMOVED: dict[str, str] = {
+    "MEMOREPAIR_COST_PER_SECOND": "costs are seconds of repair work now and values are "
+    "reads, so MEMOREPAIR_LAMBDA (reads per second of repair) is the one exchange rate; "
+    "unset it and scale MEMOREPAIR_LAMBDA instead (docs/values.md)",
+}
+
+
+def _refuse_removed(env_file: Path | None) -> None:
+    names = {k.upper() for k in os.environ}
+    if env_file is not None:
+        names |= {k.upper() for k in dotenv_values(env_file)}
+    for name, why in REMOVED.items():
+        if name in names:
+            raise ConfigError(f"{name} was removed: {why}")
 
 
 def chosen_env_file(env_file: Path | str | None = None) -> Path | None:
@@ -461,6 +505,7 @@ class SettingSource:
     variable: str
     value: object
     source: Literal["default", "environment", "env file", "override"]
+    unit: str = ""
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -468,6 +513,7 @@ class SettingSource:
             "variable": self.variable,
             "value": self.value,
             "source": self.source,
+            "unit": self.unit,
         }
 
 
@@ -489,7 +535,8 @@ def describe(
             source = "env file"
         else:
             source = "default"
-        rows.append(SettingSource(name, names[0], _shown(getattr(settings, name)), source))
+        value = _shown(getattr(settings, name))
+        rows.append(SettingSource(name, names[0], value, source, UNITS.get(name, "")))
     return rows
 
 

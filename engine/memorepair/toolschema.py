@@ -4,7 +4,7 @@ Agents hold tool schemas in the forms their frameworks use: MCP's `tools/list` e
 (`name`, `inputSchema`), OpenAI function definitions (`{"type": "function", "function":
 {"name", "parameters"}}`), bare JSON Schemas per function, or MemoRepair's own
 `functions` map. A migration event needs the new schema plus the maps that rewrite old
-calls (`renames`, `param_renames`, see `model.Interface`); when a tool changes, the agent
+calls (`renames`, `param_renames`, `retypes`, see `model.Interface`); when a tool changes, the agent
 has the old and the new schema in hand, so those maps are inferred here where the change
 leaves no doubt, and left for the caller to give where it does. Pure functions: no store.
 """
@@ -141,11 +141,34 @@ def migration(
                 params[old_name] = found
                 inferred["param_renames"][old_name] = dict(found)
         unmapped += _dropped(old_name, spec, after[new_name], params.get(old_name, {}))
+    retypes = _retypes(before, after, names, params)
     try:
-        interface = Interface(tool=tool, functions=after, renames=names, param_renames=params)
+        interface = Interface(
+            tool=tool, functions=after, renames=names, param_renames=params, retypes=retypes
+        )
     except ValidationError as exc:
         raise InputError(f"migration of tool {tool!r}: {describe_validation(exc)}") from exc
     return Migration(interface, inferred, unmapped)
+
+
+def _retypes(
+    before: Mapping[str, FunctionSpec],
+    after: Mapping[str, FunctionSpec],
+    names: Mapping[str, str],
+    params: Mapping[str, Mapping[str, str]],
+) -> dict[str, dict[str, ParamType]]:
+    """Per old function and parameter, the old type of each parameter whose type the new
+    schema changed: read off the two schemas (no guess), so recorded values are converted
+    (`Interface.retypes`)."""
+    out: dict[str, dict[str, ParamType]] = {}
+    for old_name, spec in before.items():
+        new = after.get(names.get(old_name, old_name))
+        mapped = params.get(old_name, {})
+        for param, kind in spec.params.items():
+            new_kind = new.params.get(mapped.get(param, param)) if new is not None else None
+            if new_kind is not None and new_kind != kind:
+                out.setdefault(old_name, {})[param] = kind
+    return out
 
 
 def _dropped(

@@ -21,6 +21,7 @@ from memorepair.model import Progress
 from memorepair.operators.base import Validation
 from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
+from memorepair.operators.sandbox import cpu_clock
 from memorepair.store import Store, WriteBehind
 
 RECORD_VALIDATION = queries.named("validation/record_validation")
@@ -31,10 +32,11 @@ def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
     verdict, and a plan judges its in-memory successors with exactly the same checks."""
     if attempt.successor is None or attempt.validated is not None:
         return attempt
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), cpu_clock()
     verdict = _verdict(registry, attempt)
     work_s = (attempt.work_s or 0.0) + time.perf_counter() - started  # build + validation
-    return replace(attempt, validated=verdict.ok, detail=verdict.reason, work_s=work_s)
+    cpu_s = (attempt.cpu_s or 0.0) + cpu_clock() - cpu_started
+    return replace(attempt, validated=verdict.ok, detail=verdict.reason, work_s=work_s, cpu_s=cpu_s)
 
 
 def validate(

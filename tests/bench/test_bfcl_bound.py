@@ -6,7 +6,7 @@ import itertools
 import random
 
 import pytest
-from bench.bfcl.bound import EventClosure, bound
+from bench.bfcl.bound import EventClosure, bound, frontier_bound
 
 from memorepair.selection import SelectionProblem
 
@@ -72,3 +72,32 @@ def test_bound_rules_out_recovery_an_expensive_requirement_blocks() -> None:
     assert b.recovered_max == pytest.approx(0.6, abs=1e-6)  # truth is 0; any bound >= 0
     assert b.recovered_max < 0.95
     assert b.cost_min >= 0.95 - 1e-6
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_frontier_bound_is_exact_over_multipliers_and_never_below_the_truth(seed: int) -> None:
+    """Minimised over every multiplier, the dual is at least as tight as on the grid and
+    still a bound; pooled (sums of shares) it bounds the sum over events."""
+    rng = random.Random(seed)
+    events = [random_event(rng, rng.randint(2, 7)) for _ in range(2)]
+    options = [closed_sets(e.problem) for e in events]
+    pairs = [(ra + rb, ca + cb) for (ra, ca), (rb, cb) in itertools.product(*options)]
+    grid, exact = bound(events, 0.6, 0.95), frontier_bound(events, 0.6, 0.95, pooled=False)
+    assert exact.recovered_max <= grid.recovered_max + 1e-9
+    assert exact.cost_min >= grid.cost_min - 1e-9
+    assert exact.recovered_max >= max(r / 2 for r, c in pairs if c / 2 <= 0.6 + 1e-12) - 1e-9
+    cheapest = min((c / 2 for r, c in pairs if r / 2 >= 0.95 - 1e-12), default=None)
+    if cheapest is not None:
+        assert exact.cost_min <= cheapest + 1e-9
+    pooled = frontier_bound(events, 1.2, 1.9, pooled=True)  # sums: twice the budget and level
+    assert pooled.recovered_max >= min(1.0, max(r for r, c in pairs if c <= 1.2 + 1e-12)) - 1e-9
+    cheapest_sum = min((c for r, c in pairs if r >= 1.9 - 1e-12), default=None)
+    if cheapest_sum is not None:
+        assert pooled.cost_min <= cheapest_sum + 1e-9
+
+
+def test_frontier_bound_is_tight_when_costs_are_uniform() -> None:
+    event = EventClosure("e", SelectionProblem([0.25] * 4, [0.25] * 4, [True] * 4, []))
+    b = frontier_bound([event], 0.5, 0.95)
+    assert b.recovered_max == pytest.approx(0.5, abs=1e-6)
+    assert b.cost_min == pytest.approx(0.95, abs=1e-6)

@@ -117,3 +117,40 @@ def test_first_versions_are_in_the_regen_format(memory: Memory) -> None:
         if a.arch == "prompt":
             support = [as_support(by_uid[u]) for u in a.inputs]
             assert a.content == distill_prompt(support, a.meta["title"])
+
+
+def test_turns_without_a_user_message_train_nothing() -> None:
+    """multi_turn_miss_func: BFCL adds a function at a turn with no user message; its calls
+    answer the turn before. That turn is labelled with their tool; the silent one is not,
+    and no labelled turn (the router's training text) is empty."""
+    from bench.bfcl.builder import silent_turn_text, turn_label
+    from bench.bfcl.data import Call, Turn
+
+    ls = Call("GorillaFileSystem", "ls", {})
+    turns = (
+        Turn(0, "Make a folder.", (Call("GorillaFileSystem", "mkdir", {"dir_name": "t"}),)),
+        Turn(1, "Sort the report.", ()),  # unanswered: the function is missing
+        Turn(2, "", (Call("GorillaFileSystem", "sort", {"file_name": "r"}),), ("sort",)),
+        Turn(3, "What is there?", (ls, Call("MathAPI", "mean", {"numbers": [1]}), ls)),
+    )
+    assert [turn_label(turns, k) for k in range(4)] == [
+        "GorillaFileSystem",
+        "GorillaFileSystem",  # from the silent turn after it
+        None,
+        "GorillaFileSystem",  # the tool called most
+    ]
+    assert "sort added to the tool set" in silent_turn_text(turns[2])
+    memory = build_memory(12, category="multi_turn_miss_func")
+    labelled = [a for a in memory.artifacts if a.meta.get("role") == "user" and "label" in a.meta]
+    assert labelled and all(a.content.strip() for a in labelled)
+    assert all(a.content.strip() for a in memory.artifacts if a.meta.get("role") == "user")
+
+
+def test_single_turn_categories_are_refused_with_the_reason() -> None:
+    from bench.bfcl.data import load_tasks
+
+    from memorepair.errors import InputError
+
+    with pytest.raises(InputError, match=r"'simple_python' cannot be a memory.*multi_turn_base"):
+        load_tasks("simple_python")
+    assert load_tasks("multi_turn_miss_param")  # every multi-turn category loads

@@ -11,7 +11,7 @@ pytest.importorskip("mpmath", reason="bench extra not installed (mpmath, used by
 
 from bench.bfcl.backends import MigratedBackend, ToolCallError
 from bench.bfcl.builder import as_support, build_memory, make_backends
-from bench.bfcl.events import dump_events, generate_events
+from bench.bfcl.events import dump_events, generate_events, timeline_events
 from bench.bfcl.executors import build_cache_content
 
 from memorepair.model import EventType, Kind
@@ -81,3 +81,29 @@ def test_migrations_break_old_calls_and_replay_under_the_new_interface(setup) ->
             assert (
                 build_cache_content(support, c.recipe.args, e.spec.interface, backends) == c.content
             )
+
+
+def test_timeline_events_stay_valid_in_sequence() -> None:
+    memory = build_memory(48)
+    rounds = timeline_events(memory, seed=7, first=1, per_type=2, rounds=2)
+    assert [len(r) for r in rounds] == [3, 6, 6]
+    assert rounds == timeline_events(memory, seed=7, first=1, per_type=2, rounds=2)
+    roots = [root for r in rounds for e in r for root in e.spec.roots]
+    assert len(roots) == len(set(roots))  # no root twice
+    migrated: set[str] = set()
+    by_uid = memory.by_uid()
+    for r, events in enumerate(rounds):
+        assert [e.spec.id.split("-")[1] for e in events] == [f"r{r}"] * len(events)
+        kinds = [e.spec.type for e in events]
+        assert kinds == sorted(
+            kinds, key=[EventType.DELETE, EventType.CORRECT, EventType.MIGRATE].index
+        )
+        for e in events:
+            call = by_uid[e.spec.roots[0]].meta.get("call")
+            if e.spec.type is not EventType.MIGRATE and call is not None:
+                tool = by_uid[e.spec.roots[0]].meta["tool"]
+                assert tool not in migrated, (e.spec.id, tool)  # not after its migration
+        for e in events:
+            if e.migration is not None:
+                assert e.migration.tool not in migrated  # each tool migrated once
+                migrated.add(e.migration.tool)

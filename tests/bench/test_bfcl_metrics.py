@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 from bench.bfcl.graph import cascade, depth, influence_children
-from bench.bfcl.metrics import ExposureCheck, Served, availability, exposure, ratio
+from bench.bfcl.metrics import (
+    ExposureCheck,
+    Recovery,
+    Served,
+    availability,
+    exposure,
+    pooled,
+    ratio,
+)
 
 from memorepair.model import ArtifactIn, Kind
 
@@ -54,3 +62,20 @@ def test_repaired_successors_are_clean_and_orphans_are_not() -> None:
 
 def test_ratio() -> None:
     assert ratio(3, 4) == 0.75 and ratio(0, 0) is None
+
+
+def test_recovery_is_normalised_by_what_the_event_could_publish() -> None:
+    # Four successors could be published; the system published three, one of them (x) is
+    # outside what could be published and does not count; look-ups read a five times.
+    outcome = Recovery(
+        runnable=frozenset({"a", "b", "c", "d"}),
+        published=frozenset({"a", "b", "x"}),
+        lookups=("a", "a", "a", "a", "a", "c", "z", "b"),
+    )
+    assert outcome.recovered == 0.5  # a, b of a..d: Repair-all's own failures count too
+    assert outcome.uids == (2, 3)  # a, b of the eligible a, b, c (z: not publishable)
+    assert outcome.looks == (6, 7)  # by look-up: a five times, b once, c once missed
+    assert pooled([outcome.looks, (0, 3)]) == 0.6
+    nothing = Recovery(frozenset(), frozenset(), ("a",))
+    assert nothing.recovered is None and nothing.looks == (0, 0)
+    assert pooled([nothing.looks]) is None

@@ -79,3 +79,34 @@ def test_demo_refuses_to_clear_a_namespace_with_data(memory: MemoryStore) -> Non
     assert result.exit_code != 0
     assert "is not empty" in str(result.exception)
     assert [a.uid for a in memory.retrieve(uid="precious")] == ["precious"]
+
+
+def test_plan_frontier_and_the_event_files_lambda(memory: MemoryStore, tmp_path: Any) -> None:
+    run(memory, "import", str(sample.path("memory.jsonl")), "--json")
+    event = sample.path("event-delete.json")
+    data = run(memory, "plan", str(event), "--frontier", "--json")
+    front = data["frontier"]
+    steps = front["steps"]
+    assert steps[0]["lambda_from"] == 0 and steps[-1]["lambda_to"] is None
+    assert [s["lambda_to"] for s in steps[:-1]] == [s["lambda_from"] for s in steps[1:]]
+    assert front["units"] == {"value": "reads", "cost": "seconds", "lambda": "reads per second"}
+    (marked,) = [s for s in steps if s["default"]]  # the plan's λ is in exactly one step
+    assert marked["selected"] == sum(c["selected"] for c in data["candidates"])
+    skipped = [u for s in steps for u in s["skips"]]
+    assert sorted(skipped) == sorted(c["uid"] for c in data["candidates"] if c["executable"])
+    human = run(memory, "plan", str(event), "--frontier")
+    assert "frontier over lambda, in reads per second of repair" in human
+    assert sum(line.startswith("  *") for line in human.splitlines()) == 1
+
+    # A λ in the event file is the plan's and the repair's unless --lambda overrides it;
+    # one above every breakpoint repairs only what costs nothing.
+    dear = steps[-1]["lambda_from"] * 2 + 1
+    spec = {**json.loads(event.read_text()), "lambda": dear}
+    priced = tmp_path / "priced.json"
+    priced.write_text(json.dumps(spec))
+    assert run(memory, "plan", str(priced), "--json")["lambda"] == dear
+    cheap = run(memory, "plan", str(priced), "--lambda", "0", "--json")
+    assert cheap["lambda"] == 0
+    assert sum(c["selected"] for c in cheap["candidates"]) == steps[0]["selected"]
+    report = run(memory, "repair", str(priced), "--json")
+    assert report["lambda"] == dear and report["cost"] == 0

@@ -112,6 +112,7 @@ def test_record_search_plan_forget_status_lineage(memory: MemoryStore) -> None:
         )
         out["search"] = await call(session, "memory_search", query="Ana prices in CHF", k=5)
         out["plan"] = await call(session, "repair_plan", forget=["hotel"])
+        out["frontier"] = await call(session, "repair_plan", forget=["hotel"], frontier=True)
         out["events_after_plan"] = len(memory.audit_events())
         out["forget"] = await call(
             session, "memory_forget", uids=["hotel"], reason="erasure request #7"
@@ -133,6 +134,10 @@ def test_record_search_plan_forget_status_lineage(memory: MemoryStore) -> None:
     assert set(plan["would_withdraw"]) == {"hotel", "sum-ana"}
     assert plan["would_repair"] == ["sum-ana"] and "hotel" in plan["would_remove"]
     assert out["events_after_plan"] == 0  # a plan writes nothing
+    steps = out["frontier"]["frontier"]["steps"]
+    assert plan["frontier"] is None and steps[0]["lambda_from"] == 0
+    assert [s["selected"] for s in steps] == [1, 0] and steps[1]["skips"] == ["sum-ana"]
+    assert sum(s["default"] for s in steps) == 1
 
     report = out["forget"]
     assert report["status"] == "completed" and report["complete"] is True

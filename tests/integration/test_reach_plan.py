@@ -78,6 +78,8 @@ def dummy(param: str) -> Any:
         "lists",
         "skip",
         "scan",
+        "window",
+        "timeout_s",
     ):
         return 1
     if param in ("kinds", "meta", "roles"):  # search filters; a grant's roles

@@ -306,3 +306,22 @@ def test_versions_stay_distinct_after_discarded_attempts(memory: MemoryStore) ->
     (served,) = memory.retrieve(uid="digest")
     assert served.version == 4
     assert memory.stale_served() == []
+
+
+def test_a_chain_left_without_calls_is_removed_not_failed(memory: MemoryStore) -> None:
+    """Deleting every tool-call record of a chain skill leaves its interface record as the
+    only retained support: the chain operator has nothing to rebuild from, so the chain
+    is removed (SPEC §4's remove mode, which only the operator can tell) instead of
+    failing and staying withdrawn for a retry that could never help."""
+    load(memory)
+    report = memory.repair(
+        {"id": "no-calls", "type": "delete", "roots": ["call-01", "call-05"]}, selector="all"
+    )
+    assert "skill-convert-format" in report.outcomes["removed"]
+    assert "skill-convert-format" not in report.outcomes["failed"]
+    assert "no retained tool-call records" in report.details["skill-convert-format"]
+    lineage = memory.lineage("skill-convert-format")
+    assert [row["visibility"] for row in lineage] == ["Removed"]
+    # Removed is final: a later migration of its tool does not try it again.
+    later = memory.plan(event(MIGRATE)).as_dict()
+    assert "skill-convert-format" not in {c["uid"] for c in later["candidates"]}

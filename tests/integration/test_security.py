@@ -38,6 +38,7 @@ LABELS = {
     "Exposure",  # who was served which version (audit exposure)
     "Principal",  # access: grants hang from it
     "Grant",
+    "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}

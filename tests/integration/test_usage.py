@@ -135,6 +135,16 @@ def test_plan_and_audit_say_where_w_and_c_came_from(neo4j_settings: Settings) ->
             assert published["s1"]["work_s"] > 0  # measured on the successor
             again = memory.plan({"id": "q", "type": "delete", "roots": ["b"]}).as_dict()
             costs = {c["uid"]: (c["cost_source"], c["cost"]) for c in again["candidates"]}
-            assert costs["s1"][0] == "work" and costs["s1"][1] > 0
+            assert costs["s1"] == ("work", published["s1"]["work_s"])  # seconds, as measured
+            # s2 was never read, so not repaired: priced at what this namespace's regen
+            # of summaries measured (the running median), not at the shipped prior.
+            assert "s2" not in published
+            assert costs["s2"][0] == "median" and 0 < costs["s2"][1] < 10
+            # A write after the repair (s1 v3, no work measured) keeps the measurement of
+            # the last repair that built s1 (v2).
+            memory.update("s1", content="s1: Ana, updated.")
+            later = memory.plan({"id": "r", "type": "delete", "roots": ["b"]}).as_dict()
+            s1 = next(c for c in later["candidates"] if c["uid"] == "s1")
+            assert (s1["cost_source"], s1["cost"]) == ("work", published["s1"]["work_s"])
         finally:
             memory.clear()

@@ -39,11 +39,51 @@ class EscapeBackend:
                 ),
                 "connect": FunctionSpec(params={"port": "integer"}, required=["port"]),
                 "write": FunctionSpec(params={"path": "string"}, required=["path"]),
+                "probe": FunctionSpec(params={"leave": "string"}, required=["leave"]),
+                "sysv": FunctionSpec(params={"key": "integer"}, required=["key"]),
+                "burn": FunctionSpec(params={"cpu_s": "number"}, required=["cpu_s"]),
             },
         )
 
     def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
         return getattr(self, f"_{function}")(**args)
+
+    #: Bumped by every ``probe`` in its own process: a later job sees 0 again when each
+    #: job starts from a fresh process.
+    probes = 0
+
+    @staticmethod
+    def _burn(cpu_s: float) -> float:
+        """Spin until this process has used ``cpu_s`` seconds of CPU; return how many."""
+        while time.process_time() < cpu_s:
+            pass
+        return time.process_time()
+
+    @staticmethod
+    def _sysv(key: int) -> dict[str, bool]:
+        """Find a System V shared memory segment under ``key`` (removing it if found),
+        then create one: whether an earlier job's was there."""
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        found = libc.shmget(key, 0, 0)
+        if found >= 0:
+            libc.shmctl(found, 0, None)  # IPC_RMID: leave nothing behind on the host
+        created = libc.shmget(key, 4096, 0o1000 | 0o600)  # IPC_CREAT
+        return {"found": found >= 0, "created": created >= 0}
+
+    def _probe(self, leave: str) -> dict[str, Any]:
+        """What a job can see of the jobs before it: its pid, its open descriptors, the
+        files in its folder (after leaving one named ``leave``) and a class counter."""
+        type(self).probes += 1
+        with open(leave, "w", encoding="utf-8") as handle:
+            handle.write("left by an earlier job\n")
+        return {
+            "pid": os.getpid(),
+            "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+            "files": sorted(os.listdir(".")),
+            "probes": type(self).probes,
+        }
 
     @staticmethod
     def _sleeper(tag: str, *, new_session: bool) -> None:

@@ -129,3 +129,44 @@ class HogBackend:
 def upper_join(support: Sequence[Support], args: Mapping[str, Any], interface: Any) -> str:
     """A plugin executor (loaded through a fake entry point in the registry tests)."""
     return " ".join(s.content.upper() for s in support)
+
+
+class TicketBackend:
+    """A ticket tool whose ``close_ticket`` takes an integer id (before a retype)."""
+
+    name = "tickets"
+    id_type = "integer"
+
+    def schema(self) -> Interface:
+        return Interface(
+            tool="tickets",
+            functions={
+                "close_ticket": FunctionSpec(
+                    params={"ticket_id": self.id_type, "note": "string"}, required=["ticket_id"]
+                )
+            },
+        )
+
+    def call(self, function: str, args: Mapping[str, Any], state: dict[str, Any]) -> Any:
+        ticket = args["ticket_id"]
+        if self.id_type == "string":  # the new API takes the id as text
+            ticket = int(ticket)
+        if not isinstance(ticket, int) or isinstance(ticket, bool):
+            raise TypeError(f"ticket_id {ticket!r} is not an id")
+        return {"closed": ticket}
+
+
+class TicketBackendV2(TicketBackend):
+    """The same tool after a migration that retyped ``ticket_id`` to a string."""
+
+    id_type = "string"
+
+
+def ticket_retype() -> Interface:
+    """The migrate event's interface: only the type of ``close_ticket.ticket_id`` changed."""
+    schema = TicketBackendV2().schema()
+    return Interface(
+        tool=schema.tool,
+        functions=schema.functions,
+        retypes={"close_ticket": {"ticket_id": "integer"}},
+    )

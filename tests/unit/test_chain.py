@@ -4,12 +4,24 @@ import json
 from typing import Any
 
 import pytest
-from operator_support import HogBackend, SpinBackend, art, as_artifact, ctx, registry, sup
+from operator_support import (
+    HogBackend,
+    SpinBackend,
+    TicketBackend,
+    TicketBackendV2,
+    art,
+    as_artifact,
+    ctx,
+    registry,
+    sup,
+    ticket_retype,
+)
+from pydantic import ValidationError
 
-from memorepair.model import Arch, EventType, Kind
+from memorepair.model import Arch, EventType, FunctionSpec, Interface, Kind
 from memorepair.operators.base import Successor
 from memorepair.operators.chain import ChainOperator, chain_from_calls, chain_json
-from memorepair.operators.common import OperatorError
+from memorepair.operators.common import OperatorError, convert_value, migrate_call
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import check_chain
 from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2, currency_migration
@@ -193,3 +205,81 @@ def test_demo_backends_reject_each_others_names() -> None:
     with pytest.raises(TypeError):
         v2.call("convert_amount", {"amount": 1, "source": "EUR", "target": "USD"}, {})
     assert set(currency_migration().functions) == set(v2.schema().functions)
+
+
+def test_migration_converts_retyped_values() -> None:
+    """A migration that retyped a parameter: the regenerated chain carries the value in
+    the new type (2 -> "2"), validates on the new back-end, and a second rewrite changes
+    nothing. Without the conversion the step failed as 'should be string, got int'."""
+    reg = registry()
+    reg.register_backend(TicketBackend())
+    reg.register_backend(TicketBackendV2())
+    op = ChainOperator(reg)
+    closing = call("t1", "close_ticket", {"ticket_id": 2, "note": "done"}, tool="tickets")
+    skill = art(
+        "chain-t",
+        chain_from_calls([closing], "tickets"),
+        kind=Kind.SKILL,
+        arch=Arch.CHAIN,
+        inputs=["t1"],
+    )
+    c = ctx(skill, [closing], [skill], event=EventType.MIGRATE, interface=ticket_retype())
+    built = op.build(c)
+    assert json.loads(built.content)["steps"] == [
+        {"function": "close_ticket", "args": {"ticket_id": "2", "note": "done"}}
+    ]
+    assert op.validate(c, built).ok
+    stale = op.validate(c, Successor(skill.content, built.inputs))
+    assert not stale.ok and "'ticket_id' should be string, got int" in stale.reason
+    again = migrate_call(ticket_retype(), "close_ticket", {"ticket_id": "2", "note": "done"})
+    assert again == ("close_ticket", {"ticket_id": "2", "note": "done"})
+
+
+@pytest.mark.parametrize(
+    ("value", "declared", "expected"),
+    [
+        (2, "string", "2"),
+        (True, "string", "true"),
+        (1.5, "string", "1.5"),
+        ([1, "a"], "string", '[1,"a"]'),
+        ("7", "integer", 7),
+        ("7.5", "number", 7.5),
+        ("false", "boolean", False),
+        ("[1]", "array", [1]),
+        (3.0, "integer", 3),
+        (5, "number", 5),  # already fits
+        ("abc", "integer", "abc"),  # no lossless reading: left for the schema check
+        ("7.5", "integer", "7.5"),
+        (3.5, "integer", 3.5),
+        ("$step:0.id", "integer", "$step:0.id"),  # a run-time reference stays
+        ("$input:1", "number", "$input:1"),
+    ],
+)
+def test_convert_value_only_when_lossless(value: Any, declared: str, expected: Any) -> None:
+    converted = convert_value(value, declared)
+    assert converted == expected and type(converted) is type(expected)
+
+
+def test_retype_converts_only_values_of_the_old_type() -> None:
+    # 2.5 was no integer id before the migration either: left for the schema check.
+    assert migrate_call(ticket_retype(), "close_ticket", {"ticket_id": 2.5}) == (
+        "close_ticket",
+        {"ticket_id": 2.5},
+    )
+    # A migration that did not declare the retype converts nothing.
+    plain = TicketBackendV2().schema()
+    assert migrate_call(plain, "close_ticket", {"ticket_id": 2}) == (
+        "close_ticket",
+        {"ticket_id": 2},
+    )
+
+
+def test_interface_retypes_are_checked_and_left_out_when_empty() -> None:
+    spec = FunctionSpec(params={"a": "string"})
+    with pytest.raises(ValidationError, match="retypes name parameters missing"):
+        Interface(tool="t", functions={"f": spec}, retypes={"f": {"b": "integer"}})
+    # An interface without retypes dumps as before (event digests do not change).
+    assert "retypes" not in currency_migration().model_dump(mode="json")
+    assert ticket_retype().model_dump(mode="json")["retypes"] == {
+        "close_ticket": {"ticket_id": "integer"}
+    }

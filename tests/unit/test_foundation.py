@@ -30,6 +30,7 @@ LABELS = {
     "Exposure",  # use recording: who was served which version (audit exposure)
     "Principal",  # access: a principal holding grants
     "Grant",  # access: roles on a namespace pattern
+    "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
@@ -79,6 +80,10 @@ def test_bad_settings_name_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MEMOREPAIR_LAMBDA")
     monkeypatch.setenv("MEMOREPAIR_COSTS", '{"skill.quantum": 1}')
     with pytest.raises(ConfigError, match=r"skill\.quantum"):
+        load_settings()
+    monkeypatch.delenv("MEMOREPAIR_COSTS")
+    monkeypatch.setenv("MEMOREPAIR_COST_PER_SECOND", "2")  # removed: refused, not ignored
+    with pytest.raises(ConfigError, match="MEMOREPAIR_COST_PER_SECOND was removed"):
         load_settings()
 
 

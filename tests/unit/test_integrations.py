@@ -128,6 +128,20 @@ def test_migration_leaves_ambiguity_to_the_caller() -> None:
         migration("t", old, new, renames={"f": "nowhere"})
 
 
+def test_migration_reads_retyped_parameters_off_the_two_schemas() -> None:
+    old = {"close": {"params": {"ticket_id": "integer", "note": "string"}}}
+    new = {"close_v2": {"params": {"ticket_id": "string", "note": "string"}}}
+    found = migration("tickets", old, new)
+    assert found.interface.renames == {"close": "close_v2"}
+    assert found.interface.retypes == {"close": {"ticket_id": "integer"}}
+    renamed = migration(
+        "tickets", old, {"close": {"params": {"id": "string", "note": "string"}}},
+        param_renames={"close": {"ticket_id": "id"}},
+    )  # fmt: skip
+    assert renamed.interface.retypes == {"close": {"ticket_id": "integer"}}
+    assert migration("tickets", old, old).interface.retypes == {}
+
+
 LABEL = st.text(min_size=1, max_size=12).filter(lambda s: "." not in s)
 
 

@@ -17,7 +17,8 @@ from typing import Any
 
 import pytest
 
-from memorepair.operators.sandbox import import_root, isolation, run_chain, run_job
+from memorepair.operators import sandbox
+from memorepair.operators.sandbox import import_root, isolation, run_chain, run_job, session
 
 BACKEND = {"module": "escape_backend", "attr": "EscapeBackend"}
 needs_namespaces = pytest.mark.skipif(
@@ -187,3 +188,102 @@ def test_tool_call_runs_the_back_end_in_the_sandbox_under_a_timeout() -> None:
     local = ToolCall(lambda name, iface, fns: Local())
     with pytest.raises(OperatorError, match="cannot be rebuilt in the sandbox"):
         local([], {**args, "function": "noop"}, None)
+
+
+def probe(leave: str) -> dict[str, Any]:
+    verdict = call("probe", {"leave": leave})
+    assert verdict["ok"], verdict
+    result: dict[str, Any] = verdict["result"]
+    return result
+
+
+def test_a_session_runs_each_job_in_a_fresh_process_of_one_worker() -> None:
+    with session() as worker:
+        started = worker.started
+        first, second = probe("first.txt"), probe("second.txt")
+        assert worker.started - started <= 1  # at most one process start for both jobs
+    # Nothing of the first job reaches the second: not its memory (the class counter
+    # starts again), not its files (a scratch folder each), not its descriptors (0-2 and
+    # the verdict's; /proc/self/fd lists the one listing it).
+    assert first["probes"] == second["probes"] == 1
+    assert first["files"] == ["first.txt"] and second["files"] == ["second.txt"]
+    assert len(first["fds"]) <= 5 and max(first["fds"]) <= 4, first
+    if isolation().namespaces:
+        assert first["pid"] == second["pid"] == 1  # each the first of its own namespace
+
+
+@needs_namespaces
+def test_no_system_v_ipc_outlives_its_job() -> None:
+    key = 0x4D520000 + uuid.uuid4().int % 0xFFFF
+    with session():
+        first, second = (call("sysv", {"key": key}) for _ in range(2))
+    assert first["ok"] and first["result"] == {"found": False, "created": True}, first
+    assert second["result"] == {"found": False, "created": True}  # the first's went with it
+
+
+@needs_namespaces
+def test_a_job_killed_at_its_timeout_leaves_the_session_working() -> None:
+    tag, timeout = new_tag(), 3.0
+    job = {
+        "chain": {"tool": "escape", "steps": [{"function": "setsid_grandchild", "args": {}}]},
+        "schema": {"setsid_grandchild": {"params": {"tag": "string"}, "required": ["tag"]}},
+        "backend": BACKEND,
+        "max_steps": 10,
+    }
+    job["chain"]["steps"][0]["args"] = {"tag": tag}  # type: ignore[index]
+    with session() as worker:
+        started = worker.started
+        with Watch(tag) as watch:
+            verdict = within(
+                timeout + 1.0,
+                lambda: run_chain(job, timeout_s=timeout, memory_mb=512, extra_path=extra_path()),
+            )
+        assert watch.most >= 1 and not verdict["ok"] and "timed out" in verdict["reason"]
+        assert tagged(tag) == []
+        assert probe("after.txt")["files"] == ["after.txt"]
+        assert worker.started - started <= 1  # the job was killed, not the worker
+
+
+def test_a_worker_that_dies_is_replaced_for_the_next_job() -> None:
+    with session() as worker:
+        probe("one.txt")
+        started, proc = worker.started, worker._proc
+        assert proc is not None
+        proc.kill()
+        proc.wait()
+        assert probe("two.txt")["files"] == ["two.txt"]
+        assert worker.started == started + 1
+
+
+def test_sessions_reuse_an_idle_worker_and_concurrent_ones_get_their_own(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    with session() as first:
+        probe("a.txt")
+    with session() as second:  # the next event: no new process
+        started = second.started
+        probe("b.txt")
+        assert second is first and second.started == started
+        box: dict[str, Any] = {}
+        thread = threading.Thread(target=lambda: box.update(w=_other_session()))
+        thread.start()
+        thread.join()
+        assert box["w"] is not second  # a concurrent event waits for no one
+    monkeypatch.setattr(sandbox, "IDLE_S", 0.0)
+    sandbox._POOL.expire()  # idle past IDLE_S: stopped
+    assert first._proc is None and not any(w is first for _, w in sandbox._POOL._idle)
+
+
+def _other_session() -> Any:
+    with session() as worker:
+        probe("c.txt")
+        return worker
+
+
+def test_a_jobs_cpu_is_charged_to_the_thread_that_ran_it() -> None:
+    """``cpu_clock``: the caller's CPU seconds, its sandboxed jobs' included (what a repair
+    reports as ``work_cpu_s``). The job spins until its own clock reads 0.3 s."""
+    before = sandbox.cpu_clock()
+    verdict = call("burn", {"cpu_s": 0.3})
+    assert verdict["ok"] and verdict["result"] >= 0.3, verdict
+    assert sandbox.cpu_clock() - before >= 0.3

@@ -6,6 +6,7 @@ import itertools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
+from fractions import Fraction
 from unittest import mock
 
 import igraph as ig
@@ -742,3 +743,129 @@ def test_requires_may_be_an_integer_array() -> None:
             SelectionProblem([1.0] * 3, [1.0] * 3, [True] * 3, np.asarray([(0, 1), (1, 7)])),  # type: ignore[arg-type]
             1.0,
         )
+
+
+# --------------------------------------------------------------------------- the frontier
+
+
+def envelope(problem: SelectionProblem) -> list[tuple[Fraction, int, int]]:
+    """The upper envelope of every feasible closure's line W - λC over λ >= 0, by brute
+    force in exact arithmetic: (λ where the line starts, W, C), from λ = 0 up."""
+    subsets = feasible_subsets(problem)
+    w = [Fraction(int(x)) for x in problem.weights]
+    c = [Fraction(int(x)) for x in problem.costs]
+    lines = {
+        (
+            sum((w[i] for i in np.flatnonzero(s)), Fraction(0)),
+            sum((c[i] for i in np.flatnonzero(s)), Fraction(0)),
+        )
+        for s in subsets
+    }
+    out: list[tuple[Fraction, int, int]] = []
+    lam = Fraction(0)
+    current = max(lines, key=lambda line: (line[0], -line[1]))  # best at λ = 0
+    while True:
+        out.append((lam, int(current[0]), int(current[1])))
+        # The next line: the first to overtake the current one as λ grows (of several
+        # meeting there, the cheapest: the others are on top at that one λ only).
+        later = [
+            ((current[0] - W) / (current[1] - C), C, W, C)
+            for W, C in lines
+            if current[1] > C and (current[0] - W) / (current[1] - C) >= lam
+        ]
+        if not later:
+            return out
+        cross, _, W, C = min(later)
+        lam, current = cross, (W, C)
+
+
+@st.composite
+def integer_problems(draw: st.DrawFn, max_n: int = 8) -> SelectionProblem:
+    n = draw(st.integers(0, max_n))
+    pairs = [(a, b) for a in range(n) for b in range(a + 1, n)]
+    requires = draw(st.lists(st.sampled_from(pairs), unique=True, max_size=2 * n)) if pairs else []
+    return SelectionProblem(
+        weights=draw(st.lists(st.integers(0, 9).map(float), min_size=n, max_size=n)),
+        costs=draw(st.lists(st.integers(0, 6).map(float), min_size=n, max_size=n)),
+        executable=draw(
+            st.lists(st.sampled_from([True, True, True, False]), min_size=n, max_size=n)
+        ),
+        requires=requires,
+    )
+
+
+@settings(FAST, max_examples=400)
+@given(problem=integer_problems())
+def test_frontier_is_the_exact_envelope_of_every_closure(problem: SelectionProblem) -> None:
+    """The breakpoints are the brute-force envelope's, each step's figures its line's,
+    and each step's selection what the min-cut selects anywhere inside the step."""
+    steps = selection.frontier(problem)
+    expected = envelope(problem)
+    assert [(s.repair, s.cost) for s in steps] == [(float(W), float(C)) for _, W, C in expected]
+    assert [s.lam_from for s in steps] == pytest.approx([float(lam) for lam, _, _ in expected])
+    assert [s.lam_to for s in steps[:-1]] == [s.lam_from for s in steps[1:]]
+    assert steps[-1].lam_to is None and steps[-1].cost == 0
+    for step in steps:
+        end = step.lam_to if step.lam_to is not None else step.lam_from + 2.0
+        for lam in (step.lam_from + (end - step.lam_from) * f for f in (0.01, 0.5, 0.99)):
+            if step.lam_from < lam < end:
+                assert select_mincut(problem, lam).selected == step.selected
+                assert step.selected == smallest_optimal(problem, lam)[0]
+    sizes = [sum(s.selected) for s in steps]
+    assert sizes == sorted(sizes, reverse=True)  # nested: each step skips more
+    for bigger, smaller in itertools.pairwise(steps):
+        assert all(a or not b for a, b in zip(bigger.selected, smaller.selected, strict=True))
+
+
+def test_frontier_of_a_small_cascade_by_hand() -> None:
+    # A record r (w 0, c 1) feeds a summary s (w 4, c 1) and a router n (w 6, c 10).
+    problem = SelectionProblem(
+        weights=[0.0, 4.0, 6.0],
+        costs=[1.0, 1.0, 10.0],
+        executable=[True, True, True],
+        requires=[(0, 1), (0, 2)],
+    )
+    steps = selection.frontier(problem)
+    got = [(s.lam_from, s.lam_to, s.selected) for s in steps]
+    assert got == [
+        (0.0, pytest.approx(6 / 10), (True, True, True)),  # the router stops paying at 0.6
+        (pytest.approx(0.6), pytest.approx(2.0), (True, True, False)),  # s + r: 4 - 2λ
+        (pytest.approx(2.0), None, (False, False, False)),
+    ]
+    # At a breakpoint ties are not repaired: the smaller (next) selection.
+    assert select_mincut(problem, 0.6).selected == (True, True, False)
+    assert select_mincut(problem, 2.0).selected == (False, False, False)
+
+
+def test_frontier_keeps_free_candidates_at_any_lambda() -> None:
+    problem = SelectionProblem(
+        weights=[1.0, 2.0, 0.0],
+        costs=[0.0, 3.0, 0.0],
+        executable=[True, True, True],
+        requires=[(1, 2)],  # the free third candidate needs the dear second one
+    )
+    steps = selection.frontier(problem)
+    assert [s.selected for s in steps] == [(True, True, False), (True, False, False)]
+    assert steps[-1].lam_to is None and steps[0].lam_to == pytest.approx(2 / 3)
+    assert selection.frontier(SelectionProblem([], [], [], [])) == [
+        selection.FrontierStep(0.0, None, (), 0.0, 0.0)
+    ]
+
+
+@settings(FAST, max_examples=300)
+@given(problem=problems())
+def test_frontier_steps_are_what_mincut_selects_inside_them(problem: SelectionProblem) -> None:
+    """Float values and costs (ties at the profit resolution included): every step is
+    the min-cut's selection strictly inside it, and the steps are nested. Checked up to
+    λ = 1e6: beyond, λ·c is so large that the selector's profit resolution coarsens
+    (``scaled``) and a 1e-250 cost difference is a tie to it, not to the lines."""
+    steps = selection.frontier(problem)
+    limit = 1e6
+    for step in steps:
+        end = min(step.lam_to if step.lam_to is not None else step.lam_from + 3.0, limit)
+        if end - step.lam_from > 1e-6:
+            lam = (step.lam_from + end) / 2
+            assert select_mincut(problem, lam).selected == step.selected, (lam, step)
+    for bigger, smaller in itertools.pairwise(steps):
+        assert bigger.lam_to == smaller.lam_from and bigger.cost > smaller.cost
+        assert all(a or not b for a, b in zip(bigger.selected, smaller.selected, strict=True))

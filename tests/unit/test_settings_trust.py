@@ -100,7 +100,10 @@ def test_config_show_names_sources_and_masks_secrets(
         "variable": "NEO4J_PASSWORD",
         "value": "********",
         "source": "environment",
+        "unit": "",
     }
+    assert rows["MEMOREPAIR_LAMBDA"]["unit"].startswith("reads per second of repair")
+    assert rows["MEMOREPAIR_COSTS"]["unit"] == "seconds of repair work"
     assert rows["MEMOREPAIR_BOLT_PORT"]["value"] == 7722
     assert rows["MEMOREPAIR_BOLT_PORT"]["source"] == "environment"
     assert rows["NEO4J_URI"] == {**rows["NEO4J_URI"], "source": "env file"}

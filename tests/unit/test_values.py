@@ -11,9 +11,11 @@ from memorepair.serving.usage import Pending, decay
 from memorepair.settings import RepairConfig
 from memorepair.values import (
     Use,
+    WorkStats,
     cost_from_work,
     decayed_uses,
     value_from_use,
+    work_rows,
 )
 
 H = 3600.0  # a one-hour half-life keeps the numbers readable
@@ -72,10 +74,34 @@ def test_never_served_counts_only_after_the_warm_up() -> None:
     assert _value(None, since=NOW - 1800, created=NOW - 9 * H, warmup_s=H) == (4.0, "prior")
 
 
-def test_cost_from_measured_work() -> None:
-    assert cost_from_work(3.0, None, 1000.0) == (3.0, "prior")
-    assert cost_from_work(3.0, 0.002, 1000.0) == (pytest.approx(2.0), "work")
-    assert cost_from_work(3.0, 1e9, 1000.0) == (MAX_COST, "work")  # capped like a setting
+def test_cost_is_seconds_measured_else_the_median_else_the_prior() -> None:
+    assert cost_from_work(3.0, None, None) == (3.0, "prior")
+    assert cost_from_work(3.0, 0.002, 0.5) == (0.002, "work")  # its own last successor
+    assert cost_from_work(3.0, None, 0.5) == (0.5, "median")  # its operator and kind
+    assert cost_from_work(3.0, 1e9, None) == (MAX_COST, "work")  # capped like a setting
+    assert cost_from_work(3.0, 0.0, None) == (0.0, "work")  # measured free is free
+
+
+def test_running_median_per_operator_and_kind() -> None:
+    measured = [
+        ("chain", "skill.chain", 0.09),
+        ("chain", "skill.chain", 0.11),
+        ("chain", "skill.chain", 2.0),
+        ("recompute", "cache", 0.001),
+        (None, "cache", 5.0),  # no operator (remove): nothing to learn
+        ("recompute", "record", None),  # not built: nothing measured
+    ]
+    rows = work_rows("ns", measured)
+    assert rows == [
+        {"key": "ns/chain/skill.chain", "operator": "chain", "kind": "skill.chain",
+         "samples": [0.09, 0.11, 2.0]},
+        {"key": "ns/recompute/cache", "operator": "recompute", "kind": "cache",
+         "samples": [0.001]},
+    ]  # fmt: skip
+    stats = WorkStats({(r["operator"], r["kind"]): r["samples"] for r in rows})
+    assert stats.median("chain", "skill.chain") == 0.11  # one slow run does not move it
+    assert stats.median("chain", "skill.prompt") is None
+    assert stats.median(None, "cache") is None
 
 
 def _node(
@@ -108,6 +134,7 @@ def test_candidates_say_where_w_and_c_came_from() -> None:
         _node("a", value=7.0, cost=2.0),
         _node("b", work_s=0.004),
         _node("c"),
+        _node("d"),
     ]
     family = build_candidates(
         nodes,
@@ -117,9 +144,13 @@ def test_candidates_say_where_w_and_c_came_from() -> None:
         default_cost=config.default_cost,
         operator_for=lambda mode, node: "op" if mode is Mode.REGEN else None,
         value_of=lambda node, prior: (prior * 2, "use") if node.uid == "b" else (prior, "prior"),
-        cost_of=lambda node, prior: cost_from_work(prior, node.work_s, 1000.0),  # per ms
+        cost_of=lambda node, prior, operator: cost_from_work(
+            prior, node.work_s, 0.25 if node.uid == "d" and operator == "op" else None
+        ),
     )
     got = {c.uid: (c.value, c.value_source, c.cost, c.cost_source) for c in family.candidates}
     assert got["a"] == (7.0, "explicit", 2.0, "explicit")
-    assert got["b"] == (8.0, "use", pytest.approx(4.0), "work")
-    assert got["c"] == (4.0, "prior", 3.0, "prior")
+    assert got["b"] == (8.0, "use", 0.004, "work")
+    assert got["c"] == (4.0, "prior", config.default_cost("summary"), "prior")
+    assert got["d"] == (4.0, "prior", 0.25, "median")
+    assert {c.table_key for c in family.candidates} == {"summary"}

@@ -272,9 +272,12 @@ class PlanResult(Result):
     would_remove: list[str]
     cost_vs_repair_all: float
     plan: dict[str, Any]
+    #: With `frontier`: every selection the repair would make as lambda grows
+    #: (`Plan.frontier`: value in reads, cost in seconds, what each step skips).
+    frontier: dict[str, Any] | None = None
 
     @classmethod
-    def of(cls, plan: Plan) -> PlanResult:
+    def of(cls, plan: Plan, *, frontier: bool = False) -> PlanResult:
         data = plan.as_dict()
         candidates = data["candidates"]
         repaired = [c["uid"] for c in candidates if c["selected"]]
@@ -287,6 +290,7 @@ class PlanResult(Result):
             would_remove=removed,
             cost_vs_repair_all=data["cost"] / all_cost if all_cost else 0.0,
             plan=data,
+            frontier=plan.frontier() if frontier else None,
         )
 
 
@@ -672,16 +676,21 @@ class MemoryTools:
         forget: list[str] | None = None,
         event: dict[str, Any] | None = None,
         namespace: str | None = None,
+        frontier: bool = False,
     ) -> Annotated[CallToolResult, PlanResult]:
         """Dry run, changes nothing: what forgetting `forget` (or running `event`, a
         MemoRepair event: {"type": "delete"|"correct"|"migrate", "roots", ...}) would
         withdraw, which derived memories would be rebuilt and which removed, and its cost
-        against rebuilding everything."""
+        against rebuilding everything. `frontier`: also every selection the repair would
+        make as lambda (reads per second of repair) grows, with value (reads), cost
+        (seconds) and what each step skips."""
         if (forget is None) == (event is None):
             raise InputError("repair_plan: give either `forget` (uids) or `event`, not both")
         spec = dict(event) if event is not None else {"type": "delete", "roots": forget}
         spec.setdefault("id", "plan")
-        return await self._call(namespace, lambda memory: PlanResult.of(memory.plan(spec)))
+        return await self._call(
+            namespace, lambda memory: PlanResult.of(memory.plan(spec), frontier=frontier)
+        )
 
     async def repair_status(
         self, event_id: str | None = None, namespace: str | None = None

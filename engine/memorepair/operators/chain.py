@@ -5,11 +5,13 @@ A tool-call record (the support a chain is distilled from) carries
 ``meta = {"tool": str, "call": {"function": str, "args": {...}}}``.
 
 build: under ``migrate`` for the chain's tool, the old steps are rewritten through the
-interface's rename maps; otherwise the procedure is rebuilt from the support's tool-call
-records in support order (deleted records are simply not there).
+interface's rename maps, with the values of retyped parameters converted to their new
+type (``common.migrate_call``); otherwise the procedure is rebuilt from the support's
+tool-call records in support order (deleted records are simply not there).
 validate: every step must be derived from usable support (a step that only an invalidated
-record explains fails), then the chain runs in the sandbox subprocess against the current
-interface and, when one is registered, the tool's back-end.
+record explains fails), then the chain runs in the sandbox (a fresh process of the
+event's sandbox worker) against the current interface and, when one is registered, the
+tool's back-end.
 """
 
 from __future__ import annotations
@@ -24,9 +26,10 @@ from memorepair.settings import OperatorConfig
 
 from .base import RepairContext, Successor, Support, Tools, Validation
 from .common import (
+    NoSupport,
     OperatorError,
+    migrate_call,
     parse_json,
-    rename_call,
     schema_dict,
     unknown_inputs,
 )
@@ -75,7 +78,7 @@ def parse_chain(text: str) -> tuple[str, list[Step]]:
 def migrate_steps(steps: Iterable[Step], interface: Interface) -> list[Step]:
     out = []
     for step in steps:
-        function, args = rename_call(interface, step["function"], step["args"])
+        function, args = migrate_call(interface, step["function"], step["args"])
         out.append({"function": function, "args": args})
     return out
 
@@ -118,7 +121,7 @@ class ChainOperator:
             return Successor(content=content, inputs=tuple(s.uid for s in ctx.support))
         used = tuple(s.uid for s in ctx.support if recorded_call(s.meta, tool))
         if not used:
-            raise OperatorError(f"{ctx.artifact.uid}: no retained tool-call records for {tool!r}")
+            raise NoSupport(f"{ctx.artifact.uid}: no retained tool-call records for {tool!r}")
         return Successor(content=chain_from_calls(ctx.support, tool), inputs=used)
 
     def _allowed_steps(self, ctx: RepairContext, tool: str) -> tuple[set[str], dict[str, str]]:

@@ -18,6 +18,7 @@ from memorepair.interchange import loads
 from memorepair.model import Interface
 
 from .base import RepairContext, Support
+from .sandbox import type_matches
 
 
 class OperatorError(MemoRepairError):
@@ -26,6 +27,13 @@ class OperatorError(MemoRepairError):
     The candidate fails (its artifact stays withdrawn); the message says which artifact
     and why, e.g. a recipe's function that the new interface no longer has.
     """
+
+
+class NoSupport(OperatorError):
+    """The retained support holds nothing this operator can build a successor from (a
+    chain skill all of whose tool-call records were deleted): SPEC §4's ``remove`` mode,
+    which only the operator can tell. The artifact is removed, not failed: no retry
+    could bring it back."""
 
 
 def parse_json(text: str) -> tuple[bool, Any]:
@@ -112,13 +120,48 @@ def unknown_inputs(ctx: RepairContext, inputs: Iterable[str]) -> list[str]:
 # -- interfaces --------------------------------------------------------------------------
 
 
-def rename_call(
+def migrate_call(
     interface: Interface, function: str, args: Mapping[str, Any]
 ) -> tuple[str, dict[str, Any]]:
-    """Rewrite one call (old function and parameter names) through a migration's maps."""
-    params = interface.param_renames.get(function, {})
-    new_args = {params.get(name, name): value for name, value in args.items()}
+    """Rewrite one call written for the old interface: function and parameter names
+    through the migration's maps, and the values of parameters it retyped converted to
+    their new type (``convert_value``) when they have the old type.
+
+    Idempotent: a call already in the new form comes back unchanged. A value that did
+    not fit the old type either is left alone, for the schema check to name.
+    """
+    names = interface.param_renames.get(function, {})
+    retyped = interface.retypes.get(function, {})
+    new_args: dict[str, Any] = {}
+    for name, value in args.items():
+        new_args[names.get(name, name)] = value
+        old_type = retyped.get(name)
+        target = interface.new_param(function, name) if old_type else None
+        if old_type is not None and target is not None and type_matches(value, old_type):
+            new_args[target[1]] = convert_value(value, target[2])
     return interface.renames.get(function, function), new_args
+
+
+def convert_value(value: Any, declared: str) -> Any:
+    """``value`` as the type ``declared`` when it has another type and a lossless
+    conversion exists, else unchanged (the schema check then names the mismatch).
+
+    Anything to ``string``: its canonical JSON (2 -> "2", true -> "true"), which a
+    back-end reading the old type parses back. From a ``string``: the JSON value it
+    spells, when that has the declared type ("2" -> 2 for an ``integer``). An integral
+    float to ``integer``. A value whose type is only known at run time (``$step:``,
+    ``$input:`` references) is a string that spells no JSON value, so it stays.
+    """
+    if type_matches(value, declared):
+        return value
+    if declared == "string":
+        return canonical_json(value)
+    if isinstance(value, str):
+        ok, parsed = parse_json(value)
+        return parsed if ok and type_matches(parsed, declared) else value
+    if declared == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
 
 
 def schema_dict(interface: Interface) -> dict[str, dict[str, Any]]:

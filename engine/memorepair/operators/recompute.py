@@ -14,7 +14,7 @@ from memorepair.errors import some
 from memorepair.model import Artifact, EventType, Interface, Mode, Recipe
 
 from .base import Executor, RepairContext, Successor, Support, Tools, Validation
-from .common import OperatorError, rename_call, schema_dict, unknown_inputs
+from .common import OperatorError, migrate_call, schema_dict, unknown_inputs
 from .sandbox import check_call
 
 
@@ -27,7 +27,7 @@ def migrate_recipe(recipe: Recipe, interface: Interface | None) -> Recipe:
     function, args = recipe.args.get("function"), recipe.args.get("args", {})
     if not isinstance(function, str) or not isinstance(args, dict):
         raise OperatorError("tool.call recipe needs a string 'function' and an object 'args'")
-    new_function, new_args = rename_call(interface, function, args)
+    new_function, new_args = migrate_call(interface, function, args)
     return Recipe(
         executor=recipe.executor, args={**recipe.args, "function": new_function, "args": new_args}
     )

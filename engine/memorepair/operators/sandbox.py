@@ -1,19 +1,27 @@
 """The sandbox: runs back-end code (a chain skill, a ``tool.call``) in a contained child.
 
-Stdlib only, so the child starts fast and the checks do not depend on pydantic.
+Stdlib only, so the worker starts fast and the checks do not depend on pydantic.
 
-Parent side (``run_job``): the child is ``python -I -B -c <bootstrap>`` in a session of
-its own, started through ``unshare --user --map-root-user --pid --fork --kill-child
---net`` where the machine allows it (probed once, ``isolation()``): a new PID namespace,
-so every process the job starts, including those that call ``setsid()``, dies with the
-namespace's first process (the bootstrap) when it exits or is killed at the timeout; a
-new network namespace with only a down loopback, so no network at all; and a user
-namespace, so the job holds no capability outside it. Job, verdict and stderr go through
-files, never pipes: a process that keeps a descriptor open cannot make the parent wait
-past the deadline. Run as root, the job also goes into a ``pids`` cgroup of its own with
-``pids.max`` (where the cgroup file system is writable), removed afterwards.
+Parent side (``run_job``, ``Worker``, ``session``): jobs go to a *worker*, a process
+started as ``python -I -B -c <bootstrap>`` in a session of its own, through ``unshare
+--user --map-root-user --pid --fork --kill-child --net`` where the machine allows it
+(probed once, ``isolation()``). The worker imports the job's back-end module once and
+forks a fresh child for every job (``sandbox_worker``); a repair event opens one
+``session``, so its chains pay no process start of their own, and the worker is kept
+idle for the next event (``IDLE_S``), so a busy store pays one (a one-off ``run_job``
+outside a session starts a worker for that job alone).
 
-Child side (the bootstrap, before any back-end code is imported): RLIMIT_AS, RLIMIT_CPU,
+Each job is the first process of a new PID namespace (and has new IPC and network
+namespaces), so every process it starts, including those that call ``setsid()``, dies
+with it when it exits or is killed at the timeout; the network namespace has only a down
+loopback, so no network at all; the user namespace means it holds no capability outside.
+Job, verdict and stderr go through files; the worker answers the parent on a pipe that no
+job holds (the job's descriptors are closed), and the parent waits for the answer only
+until the job's deadline plus a short reap, then kills the worker with everything in it.
+Run as root, each job also goes into a ``pids`` cgroup of its own with ``pids.max``
+(where the cgroup file system is writable), removed afterwards.
+
+Child side (in the job's process, before any back-end code runs): RLIMIT_AS, RLIMIT_CPU,
 RLIMIT_FSIZE and RLIMIT_NPROC (set in the child rather than in a ``preexec_fn``, which is
 unsafe in a threaded parent), then ``confine``: a Landlock ruleset where the kernel has
 one, allowing writes, file creation and removal only under the job's scratch folder (its
@@ -26,9 +34,10 @@ RLIMIT_NPROC counts per user: outside a user namespace it counts the user's othe
 processes too, and it never binds root (hence the cgroup). Without ``unshare`` (or where
 namespaces are refused) the job only has its own session, killed as a group at the
 timeout: a process that calls ``setsid()`` escapes, and only Landlock's TCP rules (if
-any) keep it off the network.
+any) keep it off the network. The back-end's module is imported in the worker, unconfined
+by Landlock: it is registered (trusted) code the engine's own process has imported.
 
-Job (stdin, JSON)::
+Job (``job.json`` in the job's folder)::
 
     {"kind": "chain",
      "chain": {"tool": str, "steps": [{"function": str, "args": {...}}]},
@@ -38,13 +47,14 @@ Job (stdin, JSON)::
     {"kind": "call", "backend": {"module": str, "attr": str}, "function": str, "args": {...}}
 
 A string argument ``"$step:N"`` or ``"$step:N.key"`` is the result of an earlier step N
-(resolved, then type-checked, at run time). Verdict (stdout, JSON):
+(resolved, then type-checked, at run time). Verdict (its own descriptor, JSON):
 ``{"ok": bool, "reason": str, "steps_run": int}`` for a chain, and ``{"ok": bool,
 "reason": str, "result": value}`` for a call.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ctypes
 import functools
@@ -52,18 +62,21 @@ import importlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from memorepair.errors import some  # stdlib-only module: the child stays light
 
@@ -214,15 +227,14 @@ def call_backend(job: Mapping[str, Any]) -> dict[str, Any]:
     return {"ok": True, "reason": "", "result": result}
 
 
-def main() -> None:
+def run(job: Mapping[str, Any]) -> str:
+    """The job's verdict as JSON text (the job's side, in its sandboxed process; never
+    raises: a crash is a failed verdict)."""
     try:
-        job = json.loads(sys.stdin.buffer.read().decode("utf-8"))
         result = call_backend(job) if job.get("kind") == "call" else check_chain(job)
-        text = json.dumps(result, allow_nan=False)
+        return json.dumps(result, allow_nan=False)
     except Exception as exc:
-        text = json.dumps(verdict(False, f"sandbox error: {type(exc).__name__}: {exc}"))
-    sys.stdout.buffer.write(text.encode("utf-8"))
-    sys.stdout.buffer.flush()
+        return json.dumps(verdict(False, f"sandbox error: {type(exc).__name__}: {exc}"))
 
 
 # -- confinement, run in the child before any back-end code --------------------------------
@@ -302,25 +314,22 @@ def confine(scratch: str) -> int:
     return abi
 
 
-BOOTSTRAP = """\
-import resource, sys
-mem, cpu, nproc, scratch = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
-resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
-resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))
-resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
-sys.path[:0] = sys.argv[5:]
-from memorepair.operators.sandbox import confine, main
-confine(scratch)
-main()
+WORKER_BOOTSTRAP = """\
+import sys
+sys.path[:0] = sys.argv[2:]
+from memorepair.operators.sandbox_worker import serve
+serve(sys.argv[1] == "1")
 """
 
 # -- parent side ---------------------------------------------------------------------------
 
-#: Tasks (processes and threads) one job may have at once, the bootstrap included.
+#: Tasks (processes and threads) one job may have at once, its first process included.
 DEFAULT_MAX_PROCESSES = 64
 #: How long the parent waits, after a kill, for the job's processes to be gone.
 _REAP_S = 0.5
+#: Processes of the sandbox's user namespace besides the job's own (unshare, the worker,
+#: the job's keeper), which RLIMIT_NPROC counts with them.
+_SUPERVISORS = 3
 
 
 @dataclass(frozen=True)
@@ -425,74 +434,199 @@ def _empty_cgroup(group: Path) -> None:
             time.sleep(0.01)
 
 
-def run_job(
-    job: Mapping[str, Any],
-    *,
-    timeout_s: float,
-    memory_mb: int,
-    extra_path: list[str],
-    max_processes: int = DEFAULT_MAX_PROCESSES,
-) -> dict[str, Any]:
-    """Run ``job`` in the contained child; its JSON verdict, or a failed one.
+class _WorkerGone(Exception):
+    """The worker ended (or broke its pipe) before answering."""
 
-    Returns by ``timeout_s`` plus a short reap (well under a second): nothing here waits
-    on a pipe, and a job still running at the deadline is killed with all it started.
+
+class Worker:
+    """One contained worker process that runs jobs one at a time, each in a fresh,
+    limited child of its own (``sandbox_worker``): the start-up of a process and its
+    imports is paid once per worker, not once per job.
+
+    The worker is started through ``unshare`` as a one-off job used to be (``isolation``)
+    on the first job, in a session and a temporary folder of its own; each job gets a
+    folder inside (its files and its scratch folder) and, as root, a `pids` cgroup of its
+    own. A worker that ends or misses a deadline is killed with everything it started,
+    and the next job starts a new one. Jobs are serialised (one lock): a worker is meant
+    for one repair event (``session``).
     """
-    package_root = import_root("memorepair.operators.sandbox")
-    path = [p for p in [package_root, *extra_path] if p]
-    machine = isolation()
-    base = Path(tempfile.mkdtemp(prefix="memorepair-sandbox-"))
-    scratch = base / "scratch"
-    scratch.mkdir()
-    cpu = max(1, int(timeout_s) + 1)
-    argv = [sys.executable, "-I", "-B", "-c", BOOTSTRAP]
-    argv += [str(memory_mb << 20), str(cpu), str(max_processes), str(scratch), *path]
-    try:
-        with _job_cgroup(machine.cgroup, max_processes) as group:
-            if machine.namespaces:
-                argv = [str(shutil.which("unshare")), *_UNSHARE, *argv]
-            if group is not None:  # join the cgroup before anything of the job exists
-                argv = ["/bin/sh", "-c", _JOIN_CGROUP, str(group), *argv]
-            return _supervise(argv, job, base, scratch, timeout_s)
-    finally:
-        shutil.rmtree(base, ignore_errors=True)
 
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._base: Path | None = None
+        self._jobs = 0
+        #: Worker processes started so far (a new one after a kill or a crash).
+        self.started = 0
 
-_JOIN_CGROUP = 'echo $$ > "$0/cgroup.procs" && exec "$@"'
+    def __enter__(self) -> Worker:
+        return self
 
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
-def _supervise(
-    argv: list[str], job: Mapping[str, Any], base: Path, scratch: Path, timeout_s: float
-) -> dict[str, Any]:
-    """Start the child with files for stdin/stdout/stderr and wait for it, at most
-    ``timeout_s``; whatever it started is gone when this returns."""
-    with _io(base / "job.json") as stdin, _io(base / "out") as out, _io(base / "err") as err:
-        stdin.write(json.dumps(job).encode("utf-8"))
-        stdin.flush()
-        stdin.seek(0)
-        env = {"LC_ALL": "C.UTF-8", "HOME": str(scratch), "TMPDIR": str(scratch)}
-        proc = subprocess.Popen(
-            argv, stdin=stdin, stdout=out, stderr=err, env=env, cwd=scratch, start_new_session=True
-        )
+    def run(
+        self,
+        job: Mapping[str, Any],
+        *,
+        timeout_s: float,
+        memory_mb: int,
+        extra_path: list[str],
+        max_processes: int = DEFAULT_MAX_PROCESSES,
+    ) -> dict[str, Any]:
+        """Run ``job`` in a fresh contained child; its JSON verdict, or a failed one.
+
+        Returns by ``timeout_s`` plus a short reap (well under a second): a job still
+        running at its deadline is killed with all it started, and a worker that does not
+        answer by then is killed too.
+        """
+        with self._lock:
+            proc, base = self._ensure()
+            self._jobs += 1
+            folder = base / str(self._jobs)
+            (folder / "scratch").mkdir(parents=True)
+            try:
+                (folder / "job.json").write_text(json.dumps(job), encoding="utf-8")
+                with _job_cgroup(isolation().cgroup, max_processes) as group:
+                    limits = {
+                        "memory": memory_mb << 20,
+                        "cpu": max(1, int(timeout_s) + 1),
+                        "nproc": max_processes + _SUPERVISORS,
+                    }
+                    return self._run(proc, job, folder, group, timeout_s, limits, extra_path)
+            finally:
+                shutil.rmtree(folder, ignore_errors=True)
+
+    def _run(
+        self,
+        proc: subprocess.Popen[bytes],
+        job: Mapping[str, Any],
+        folder: Path,
+        group: Path | None,
+        timeout_s: float,
+        limits: Mapping[str, int],
+        extra_path: list[str],
+    ) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout_s
+        request = {
+            "folder": str(folder),
+            "deadline": deadline,
+            "path": [p for p in extra_path if p],
+            "backend": job.get("backend"),
+            "cgroup": str(group) if group is not None else None,
+            "limits": dict(limits),
+        }
         try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            _kill_tree(proc)
+            reply = _ask(proc, request, deadline + 2 * _REAP_S)
+        except _WorkerGone:
+            tail = self._stderr_tail()
+            self._stop()
+            return verdict(False, f"sandbox worker exited: {tail}")
+        _charge(float(reply.get("cpu_s") or 0.0) if reply else 0.0)
+        if reply is None or reply.get("timed_out"):
+            if reply is None:
+                self._stop()  # it missed the deadline: it goes, with whatever it started
             return verdict(False, f"timed out after {timeout_s:g}s (killed)")
-        _kill_tree(proc)  # daemons it left behind in its session (outside a namespace)
-        out.seek(0)
-        err.seek(0)
-        text, tail = out.read(), err.read()[-4000:]
+        if reply.get("error"):
+            return verdict(False, f"sandbox: {reply['error']}")
+        return _read_verdict(folder, reply.get("returncode"))
+
+    def _ensure(self) -> tuple[subprocess.Popen[bytes], Path]:
+        """The running worker, started now if there is none (or it ended)."""
+        if self._proc is not None and self._base is not None and self._proc.poll() is None:
+            return self._proc, self._base
+        self._stop()
+        machine = isolation()
+        base = Path(tempfile.mkdtemp(prefix="memorepair-sandbox-"))
+        package_root = import_root("memorepair.operators.sandbox")
+        argv = [sys.executable, "-I", "-B", "-c", WORKER_BOOTSTRAP]
+        argv += ["1" if machine.namespaces else "0", *([package_root] if package_root else [])]
+        if machine.namespaces:
+            argv = [str(shutil.which("unshare")), *_UNSHARE, *argv]
+        env = {"LC_ALL": "C.UTF-8", "HOME": str(base), "TMPDIR": str(base)}
+        with open(base / "worker.err", "wb") as err:
+            proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                cwd=base,
+                start_new_session=True,
+            )
+        self._proc, self._base = proc, base
+        self.started += 1
+        return proc, base
+
+    def _stderr_tail(self) -> str:
+        if self._base is None:
+            return ""
+        try:
+            text = (self._base / "worker.err").read_bytes()[-4000:].decode("utf-8", "replace")
+        except OSError:
+            return ""
+        return (text.strip().splitlines()[-1:] or [""])[0]
+
+    def _stop(self) -> None:
+        """Kill the worker with everything it started; remove its folder."""
+        proc, base = self._proc, self._base
+        self._proc = self._base = None
+        if proc is not None:
+            for pipe in (proc.stdin, proc.stdout):
+                if pipe is not None:
+                    with contextlib.suppress(OSError):
+                        pipe.close()
+            _kill_tree(proc)
+        if base is not None:
+            shutil.rmtree(base, ignore_errors=True)
+
+    @property
+    def alive(self) -> bool:
+        """Started and still running (a worker that was never started counts as alive:
+        it starts on its first job)."""
+        return self._proc is None or self._proc.poll() is None
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+def _ask(
+    proc: subprocess.Popen[bytes], request: Mapping[str, Any], deadline: float
+) -> dict[str, Any] | None:
+    """Send one request line and read the answer line by ``deadline`` (None: missed)."""
+    assert proc.stdin is not None and proc.stdout is not None
     try:
-        result: dict[str, Any] = json.loads(text.decode("utf-8"))
-    except ValueError:
-        last = tail.decode("utf-8", "replace").strip().splitlines()[-1:] or [""]
-        return verdict(False, f"sandbox exited with status {proc.returncode}: {last[0]}")
+        proc.stdin.write(json.dumps(request).encode("utf-8") + b"\n")
+        proc.stdin.flush()
+    except OSError as exc:
+        raise _WorkerGone from exc
+    fd, buffer = proc.stdout.fileno(), b""
+    while not buffer.endswith(b"\n"):
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            return None
+        ready, _, _ = select.select([fd], [], [], remaining)
+        if ready:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise _WorkerGone
+            buffer += chunk
+    answer: dict[str, Any] = json.loads(buffer)
+    return answer
+
+
+def _read_verdict(folder: Path, returncode: int | None) -> dict[str, Any]:
+    try:
+        result: dict[str, Any] = json.loads((folder / "out").read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        try:
+            tail = (folder / "err").read_bytes()[-4000:].decode("utf-8", "replace")
+        except OSError:
+            tail = ""
+        last = tail.strip().splitlines()[-1:] or [""]
+        return verdict(False, f"sandbox exited with status {returncode}: {last[0]}")
     return result
-
-
-def _io(path: Path) -> IO[bytes]:
-    return open(path, "w+b")
 
 
 def _kill_tree(proc: subprocess.Popen[bytes]) -> None:
@@ -535,6 +669,122 @@ def _running(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
+#: How long a worker left idle by a session waits for the next one (the next repair event)
+#: before it is stopped: its start (a process and its imports) is then paid once per busy
+#: period, not once per event, and estimated costs stay additive (docs/values.md).
+IDLE_S = 120.0
+
+
+class _Pool:
+    """Idle workers, most recently used last; each session takes one for itself."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._idle: list[tuple[float, Worker]] = []
+
+    def take(self) -> Worker:
+        with self._lock:
+            stale = self._expire()
+            worker = self._idle.pop()[1] if self._idle else Worker()
+        for old in stale:
+            old.close()
+        return worker
+
+    def give(self, worker: Worker) -> None:
+        if not worker.alive:
+            worker.close()
+            return
+        with self._lock:
+            self._idle.append((time.monotonic(), worker))
+        timer = threading.Timer(IDLE_S + 0.1, self.expire)
+        timer.daemon = True
+        timer.start()
+
+    def expire(self) -> None:
+        with self._lock:
+            stale = self._expire()
+        for old in stale:
+            old.close()
+
+    def _expire(self) -> list[Worker]:
+        now = time.monotonic()
+        stale = [w for t, w in self._idle if now - t >= IDLE_S]
+        self._idle = [(t, w) for t, w in self._idle if now - t < IDLE_S]
+        return stale
+
+    def close(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for _, worker in idle:
+            worker.close()
+
+
+_POOL = _Pool()
+atexit.register(_POOL.close)
+_SESSION: ContextVar[Worker | None] = ContextVar("memorepair_sandbox_worker", default=None)
+_CHARGED = threading.local()
+
+
+def _charge(cpu_s: float) -> None:
+    _CHARGED.seconds = getattr(_CHARGED, "seconds", 0.0) + cpu_s
+
+
+def cpu_clock() -> float:
+    """CPU seconds of this thread's work, the sandboxed jobs it ran included: a clock
+    that a loaded machine does not run faster (time spent waiting for a core, or for a
+    job's process to start, is not in it; time an operator waits on I/O is not either)."""
+    return time.thread_time() + getattr(_CHARGED, "seconds", 0.0)
+
+
+@contextmanager
+def session() -> Iterator[Worker]:
+    """Every sandboxed job run inside (in this thread or task) goes to one worker: one
+    process start for a repair event's chains and tool calls instead of one each. The
+    worker is taken from the idle ones (or started) and given back at the end, kept for
+    the next session for up to ``IDLE_S``; concurrent sessions get a worker each. Nested
+    blocks share the outer one's worker."""
+    current = _SESSION.get()
+    if current is not None:
+        yield current
+        return
+    worker = _POOL.take()
+    token = _SESSION.set(worker)
+    try:
+        yield worker
+    finally:
+        _SESSION.reset(token)
+        _POOL.give(worker)
+
+
+def run_job(
+    job: Mapping[str, Any],
+    *,
+    timeout_s: float,
+    memory_mb: int,
+    extra_path: list[str],
+    max_processes: int = DEFAULT_MAX_PROCESSES,
+) -> dict[str, Any]:
+    """Run ``job`` in a fresh contained child (``Worker.run``): in the open ``session``'s
+    worker, else in a worker started for it alone."""
+    current = _SESSION.get()
+    if current is not None:
+        return current.run(
+            job,
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            extra_path=extra_path,
+            max_processes=max_processes,
+        )
+    with Worker() as worker:
+        return worker.run(
+            job,
+            timeout_s=timeout_s,
+            memory_mb=memory_mb,
+            extra_path=extra_path,
+            max_processes=max_processes,
+        )
+
+
 def run_chain(
     job: Mapping[str, Any], *, timeout_s: float, memory_mb: int, extra_path: list[str]
 ) -> dict[str, Any]:
@@ -542,7 +792,3 @@ def run_chain(
     return run_job(
         {**job, "kind": "chain"}, timeout_s=timeout_s, memory_mb=memory_mb, extra_path=extra_path
     )
-
-
-if __name__ == "__main__":
-    main()

@@ -120,7 +120,7 @@ def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
     An index filled by many small transactions (every record, every embedding the writer
     adds after it) is a pile of small HNSW segments, and a query searches each of them:
     built again in one bulk population, the same vectors answered a k-10 query several
-    times faster (docs/decisions.md, decision 18). The index spans every namespace, so
+    times faster (docs/decisions.md, decision 19). The index spans every namespace, so
     this does too. While it is rebuilt (an `IndexRebuild` node says so), vector and hybrid
     search take the exact path (every served version scored): slower, never less exact;
     a compaction killed half-way leaves them there until it is run again. Nothing is

@@ -22,7 +22,7 @@ rankings, each `DEPTH` times k deep, by their scores, not only their ranks: a co
 combination `TEXT_WEIGHT * bm25 / max(bm25) + (1 - TEXT_WEIGHT) * (cos - min) / (max - min)`
 over each ranking's own list (a version missing from a list scores 0 there). Rank fusion
 (RRF) threw the evidence of the scores away: a weak vector ranking pulled strong text hits
-down (docs/decisions.md, decision 18, measured with `python -m bench.retrieval`).
+down (docs/decisions.md, decision 19, measured with `python -m bench.retrieval`).
 Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
 ever returned, whatever the mode, and a query is refused unless its embedder is the one
 the namespace's embeddings were made with.
@@ -69,7 +69,7 @@ SCAN_RATE = 0.05
 #: filters narrow the set (NARROWED_FETCH * k), then widened only when fewer than k passed.
 #: The index is approximate (HNSW: Lucene searches as wide as it is asked): on 1e4
 #: docstring embeddings its top-10 recall was 0.87 asked for 10, 0.98 for 50, 0.996 for
-#: 100 (m 32, ef_construction 200; decision 18), so even k = 10 asks for 100.
+#: 100 (m 32, ef_construction 200; decision 19), so even k = 10 asks for 100.
 FIRST_FETCH = 2
 NARROWED_FETCH = 10
 MIN_FETCH = 100
