@@ -242,6 +242,7 @@ def run(
     progress: Progress = _quiet,
     recorded: bool = False,
     backlog: EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
@@ -249,6 +250,7 @@ def run(
     `indexing` gives the replacements and successors their search fields; with a
     `backlog` (deferred embeddings) the successors' vectors are written by it just after
     their publication instead of as they are staged.
+    `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
@@ -256,7 +258,9 @@ def run(
     writers = _Writers(indexing, backlog)
     retried = store.retried_transactions
     with _gc_paused():
-        report = _run(store, registry, config, writers, spec, lam_, selector_, progress, recorded)
+        report = _run(
+            store, registry, config, writers, spec, lam_, selector_, progress, recorded, by
+        )
     return replace(report, retried=store.retried_transactions - retried)
 
 
@@ -269,6 +273,7 @@ def resume(
     event_id: str | None = None,
     progress: Progress = _quiet,
     backlog: EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
     with exactly the registry and configuration a fresh run gets. An event that cannot
@@ -287,6 +292,7 @@ def resume(
                     progress=progress,
                     recorded=True,
                     backlog=backlog,
+                    by=by,
                 )
             )
         except MemoRepairError as exc:
@@ -303,6 +309,7 @@ def retry(
     event_id: str,
     progress: Progress = _quiet,
     backlog: EmbeddingBacklog | None = None,
+    by: str | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
 
@@ -323,6 +330,7 @@ def retry(
             progress=progress,
             recorded=True,
             backlog=backlog,
+            by=by,
         )
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
@@ -351,6 +359,7 @@ def retry(
         selector=selector,
         progress=progress,
         backlog=backlog,
+        by=by,
     )
 
 
@@ -397,9 +406,16 @@ def _run(
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
+        store,
+        spec,
+        lam=lam,
+        selector=selector,
+        state_dir=config.state_dir,
+        recorded=recorded,
+        by=by,
     )
     if event.completed:
         writers.requeue(store, spec)
