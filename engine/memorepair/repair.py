@@ -317,21 +317,11 @@ def retry(
     repairs them under the same selection rules and lambda, with the registry as it is now
     (a back-end installed since, say). An interrupted retry is resumed instead.
     """
+    go = partial(run, store, registry, config, indexing, progress=progress, backlog=backlog, by=by)
     original = events.recorded_spec(store, ns, event_id)
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
-        spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(
-            store,
-            registry,
-            config,
-            indexing,
-            spec,
-            progress=progress,
-            recorded=True,
-            backlog=backlog,
-            by=by,
-        )
+        return go(events.recorded_spec(store, ns, chain[-1]["id"]), recorded=True)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -349,18 +339,7 @@ def retry(
             "retry_of": base,
         }
     )
-    selector = cast(Selector, record["selector"])
-    return run(
-        store,
-        registry,
-        config,
-        indexing,
-        spec,
-        selector=selector,
-        progress=progress,
-        backlog=backlog,
-        by=by,
-    )
+    return go(spec, selector=cast(Selector, record["selector"]))
 
 
 def resolve(
@@ -443,6 +422,33 @@ def _run(
             _record(store, event, withdrawn, family, selection, config.pace)
     if resumed_from is not None:
         writers.requeue(store, spec)
+    attempts, outcomes = _rebuild(
+        store, registry, config, writers, event, family, selection, progress, clock
+    )
+    proof = None
+    if spec.erases:
+        with clock.step("erasure"):
+            proof = erasure.erase(store, event)
+    report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
+    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
+    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
+
+
+def _rebuild(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    writers: _Writers,
+    event: Event,
+    family: CandidateFamily,
+    selection: EventSelection,
+    progress: Progress,
+    clock: _Clock,
+) -> tuple[list[Attempt], Outcomes]:
+    """Execution (which publishes batch by batch), validation and the closing publication,
+    with the embedding backlog held back meanwhile: its writes would compete with the
+    repair's, and the successors' vectors follow once it ends."""
     with writers.held():
         with sandbox_session():  # one sandbox worker for the event's chains and tool calls
             with clock.step("execution"):
@@ -453,14 +459,7 @@ def _run(
                 attempts = _validate(store, registry, event, attempts, progress)
         with clock.step("publication"):
             outcomes = _publish(store, event, family, selection, attempts, written)
-    proof = None
-    if spec.erases:
-        with clock.step("erasure"):
-            proof = erasure.erase(store, event)
-    report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
-    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
-    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
-    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
+    return attempts, outcomes
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
