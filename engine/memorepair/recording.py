@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from memorepair import embedding, queries
+from memorepair import embedding, queries, redaction
 from memorepair.codec import stored_json
 from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
@@ -55,18 +55,23 @@ class ImportReport:
     live: int = 0
     withdrawn_late: list[str] = field(default_factory=list)
     related: int = 0
+    #: Withdrawn items whose text was not stored: an input of theirs is erased (each with
+    #: uid, input, event and reason; `redaction.py`).
+    redacted: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Count one committed batch: written, served, and withdrawn at once (late)."""
         self.written += len(rows)
         self.live += sum(1 for row in rows if row["live"])
         self.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+        self.redacted += [{"uid": r["uid"], **r["redacted"]} for r in rows if r.get("redacted")]
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "written": self.written,
             "live": self.live,
             "withdrawn_late": self.withdrawn_late,
+            "redacted": self.redacted,
             "related_edges": self.related,
         }
 
@@ -336,6 +341,7 @@ def _record_one(
         "uid": artifact.uid,
         "live": found["live"],
         "held_by": found["held_by"],
+        "redacted": None,
     }
 
 
@@ -357,7 +363,9 @@ def _write_batch(
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
 ) -> list[dict[str, Any]]:
-    """Lock the batch's inputs, decide each artifact's visibility, write them all."""
+    """Lock the batch's inputs, decide each artifact's visibility, write them all; one
+    derived from an erased (or erasing) version is written redacted or refused
+    (`redaction.redact_late`)."""
     state = _lock_inputs(tx, ns, batch)
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
@@ -365,10 +373,19 @@ def _write_batch(
         row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
+    erased = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse")
     embedding.claim_space(tx, ns, space)
     _create(tx, ns, rows)
+    redaction.mark(tx, rows, erased)
     return [
-        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
+        {
+            "vid": r["vid"],
+            "uid": r["uid"],
+            "live": r["live"],
+            "held_by": r["held_by"],
+            "redacted": erased[r["uid"]].as_dict() if r["uid"] in erased else None,
+        }
+        for r in rows
     ]
 
 

@@ -150,6 +150,14 @@ class LineageResult(Result):
     versions: list[dict[str, Any]]
 
 
+class Redaction(BaseModel):
+    """Why a recorded memory's text was not stored: an input it derives from is erased."""
+
+    input: str
+    event: str
+    reason: str
+
+
 class RecordResult(Result):
     vid: str
     uid: str
@@ -157,6 +165,8 @@ class RecordResult(Result):
     held_by: str | None
     served: bool
     pin: str | None = None
+    #: Set when the memory was recorded redacted (withdrawn, its text not stored).
+    redacted: Redaction | None = None
 
 
 class ReportResult(Result):
@@ -409,8 +419,10 @@ class MemoryTools:
         reusable procedure, `cache` for a replayable result. `inputs`: the uids it was
         derived from, best pinned as `uid@version` (the `pin` memory_search/memory_get
         gave you): if a pinned input changed since you read it, the new memory is not
-        served (`served: false`) or, with on_stale="refuse", refused. A uid is recorded
-        once; change it with memory_update.
+        served (`served: false`) or, with on_stale="refuse", refused; if that input was
+        erased (a memory_forget, running or done), your text is not stored either
+        (`redacted` names the input and the event): do not record it again. A uid is
+        recorded once; change it with memory_update.
         """
         item: dict[str, Any] = {"uid": uid, "kind": kind, "content": content}
         for key, value in (("arch", arch), ("inputs", inputs), ("meta", meta)):
