@@ -437,20 +437,24 @@ def _stale_holders(
     on_stale: OnStale,
 ) -> dict[str, str]:
     """For every stale pinned input version (by vid), the event that superseded or
-    withdrew it, which the new artifact joins; refused instead when `on_stale` says so."""
+    withdrew it, which the new artifact joins; refused instead, naming that event, when
+    `on_stale` says so."""
     in_batch = {a.uid for a in batch}
-    stale = [
-        version_id(ns, uid, version)
+    stale = {
+        version_id(ns, uid, version): (artifact, uid, version)
         for artifact in batch
         for uid, version in artifact.pinned.items()
-        if _pin_is_stale(artifact, uid, version, state, in_batch, on_stale)
-    ]
+        if _pin_is_stale(artifact, uid, version, state, in_batch)
+    }
     if not stale:
         return {}
     holders = {row["vid"]: row["event"] for row in tx.run(STALE_HOLDERS, vids=sorted(stale))}
     unknown = sorted(v for v in stale if not holders.get(v))
     if unknown:
         raise InputError(f"{some(unknown, 'input')} not served and no event withdrew them")
+    if on_stale == "refuse":
+        vid, (artifact, uid, version) = next(iter(stale.items()))
+        raise InputError(_stale_message(artifact, uid, version, state[uid], holders[vid]))
     return holders
 
 
@@ -460,25 +464,24 @@ def _pin_is_stale(
     version: int,
     state: Mapping[str, _Input],
     in_batch: set[str],
-    on_stale: OnStale,
 ) -> bool:
     """Whether a pin names a version no longer served; a pin to a version that never
-    existed, or any stale one with `on_stale="refuse"`, is an error."""
+    existed is an error."""
     current = _Input(1, True, False, None) if uid in in_batch else state[uid]
     if version > current.version or (uid in in_batch and version != 1):
         raise UnknownArtifactError(
             f"artifact {artifact.uid!r}: input {uid}@{version} does not exist "
             f"(the latest version of {uid!r} is {current.version})"
         )
-    if uid in in_batch or not _is_stale(artifact, uid, current):
-        return False
-    if on_stale == "refuse":
-        raise InputError(_stale_message(artifact, uid, version, current))
-    return True
+    return uid not in in_batch and _is_stale(artifact, uid, current)
 
 
-def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input) -> str:
-    now = "deleted" if current.removed else f"the served version is {uid}@{current.version}"
+def _stale_message(
+    artifact: ArtifactIn, uid: str, version: int, current: _Input, event_key: str
+) -> str:
+    event = event_key.split("/", 1)[1]
+    served = f"the served version is {uid}@{current.version}, since event {event!r}"
+    now = f"removed by event {event!r}" if current.removed else served
     return (
         f"artifact {artifact.uid!r}: input {uid}@{version} is not served any more ({now}); "
         "re-read the input and record again (with on_stale='withdraw' the artifact is "

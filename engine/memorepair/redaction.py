@@ -176,4 +176,3 @@ def _pin(vid: str) -> str:
 def _json(text: str | None) -> dict[str, Any]:
     value = json.loads(text) if text else {}
     return value if isinstance(value, dict) else {"value": value}
-

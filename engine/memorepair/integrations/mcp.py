@@ -169,6 +169,16 @@ class RecordResult(Result):
     redacted: Redaction | None = None
 
 
+def _copies_warning(report: RepairReport) -> str:
+    proof = report.erasure or {}
+    where = ", ".join(f"{c['where']}.{c['property']}" for c in proof.get("copies", [])[:3])
+    return (
+        f"the event stays open: its erasure scan found {proof.get('erasure_copies')} copies "
+        f"of the erased text (e.g. {where}) that do not derive from it; forget or correct "
+        f"those memories, then `memorepair resume {report.event}` finishes the erasure"
+    )
+
+
 class ReportResult(Result):
     """A repair's report, saying plainly whether everything it withdrew is settled."""
 
@@ -195,12 +205,19 @@ class ReportResult(Result):
     stranded: list[dict[str, str]]
     complete: bool
     warning: str | None = None
+    #: An erasing event's proof: what it redacted, its late writes, the copies it found.
+    erasure: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, report: RepairReport) -> ReportResult:
         left = report.stranded
-        result = cls.model_validate({**report.as_dict(), "stranded": left, "complete": not left})
-        if left:
+        copies = report.erasure is not None and not report.erasure["ok"]
+        result = cls.model_validate(
+            {**report.as_dict(), "stranded": left, "complete": not left and not copies}
+        )
+        if copies:
+            result.warning = _copies_warning(report)
+        elif left:
             result.warning = (
                 f"{len(left)} artifact(s) stay withdrawn, not repaired (e.g. "
                 + ", ".join(
