@@ -41,7 +41,7 @@ OPTIONAL CALL (ok, inputs) {
   CREATE (a:Artifact:Head:Live {vid: $row.vid, key: $row.key, ns: $ns, uid: $row.uid,
           version: 1, kind: $row.kind, arch: $row.arch, content: $row.content,
           value: $row.value, repair_cost: $row.repair_cost, recipe: $row.recipe,
-          meta: $row.meta, inputs: $row.inputs, created_at: datetime(),
+          meta: $row.meta, inputs: $row.inputs, created_at: datetime(), by: $row.by,
           meta_terms: $row.meta_terms, embedding_model: $row.embedding_model,
           embedding_dim: $row.embedding_dim})
   WITH a, inputs
