@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import PutOp
+from mcp import ClientSession
 from reliability_support import run_cli, write_event
+from test_mcp import call, with_server
 
 from memorepair import erasure
 from memorepair.api import MemoryStore, open_store
@@ -50,7 +52,8 @@ def versions(memory: MemoryStore, prefix: str) -> dict[str, dict[str, Any]]:
         rows = session.run(
             "MATCH (a:Artifact {ns: $ns}) WHERE a.uid STARTS WITH $prefix "
             "RETURN a.uid AS uid, a.erased_by AS erased_by, a.erased_sha256 AS sha256, "
-            "a.content AS content, a.meta AS meta, a.outcome AS outcome, a:Live AS live",
+            "a.content AS content, a.meta AS meta, a.outcome AS outcome, a:Live AS live, "
+            "a.inputs AS inputs",
             ns=memory.ns,
             prefix=prefix,
         ).data()
@@ -121,6 +124,7 @@ def test_a_write_pinning_a_deleted_version_after_the_delete_is_redacted_and_told
     assert len(stored["sha256"]) == 64 and stored["outcome"] == "stale_input"
     # the event's fingerprints judge the meta: what does not quote the text stays
     assert json.loads(stored["meta"]) == {"desk": "front office"}
+    assert stored["inputs"] == ["passport"]  # lineage is structure: it stays
     proof = assert_clean(memory, "gdpr-1")
     assert proof["late_write_count"] == 1
     assert proof["late_writes"] == [{"vid": f"{memory.ns}/late-after@1", "outcome": "stale_input"}]
@@ -394,3 +398,36 @@ def test_a_langgraph_put_from_an_erased_item_is_refused_with_the_reason(
         store.batch([PutOp(("users", "ana"), "note", {"content": SECRET, "inputs": [pinned]})])
     assert store.get(("users", "ana"), "note") is None
     assert raw_scan(memory) == {}
+
+
+def test_mcp_answers_a_redacted_record_and_an_open_erasure_plainly(memory: MemoryStore) -> None:
+    """memory_record says the text was not stored and why; memory_forget whose erasure
+    finds a copy it cannot reach (a note quoting the text) says the event is not complete."""
+    passport_memory(memory)
+    memory.record({"uid": "note", "kind": "record", "content": "Agent note: QX77121 on file."})
+
+    async def work(session: ClientSession) -> dict[str, Any]:
+        forget = await call(session, "memory_forget", uids=["passport"], event_id="gdpr-8")
+        row = await call(
+            session,
+            "memory_record",
+            uid="mcp-late",
+            kind="summary",
+            content=SECRET,
+            inputs=["passport@1"],
+        )
+        return {"forget": forget, "record": row}
+
+    out = with_server(memory, work)
+    forget = out["forget"]
+    assert forget["status"] == "open" and forget["complete"] is False
+    assert "stays open" in forget["warning"] and f"{memory.ns}/note@1.content" in forget["warning"]
+    assert forget["erasure"]["ok"] is False
+    row = out["record"]
+    assert row["served"] is False
+    assert row["redacted"]["input"] == "passport@1" and row["redacted"]["event"] == "gdpr-8"
+    assert versions(memory, "mcp-late")["mcp-late"]["content"] is None
+    memory.forget("note", event_id="gdpr-note")
+    assert [r.status for r in memory.resume("gdpr-8")] == ["completed"]
+    assert raw_scan(memory) == {}
+    assert memory.audit_erasure("gdpr-8")["late_write_count"] == 1
