@@ -129,16 +129,17 @@ def _redact_reach(store: Store, event: Event, matcher: Matcher) -> list[str]:
     before that version was redacted is reached by the next read; one that commits after
     sees `erased_by` on its input (under the same lock) and redacts itself
     (`redaction.py`)."""
+    keys = _root_keys(event)
     done: list[str] = []
     seen: set[str] = set()
-    while True:
-        reach = store.read(ERASABLE, event_key=event.key, keys=_root_keys(event))[0]["vids"]
-        fresh = [v for v in reach if v not in seen]
+    while True:  # the first read takes all (a resumed run redoes them), the next the rest
+        reach = store.read(ERASABLE, event_key=event.key, keys=keys, unredacted=bool(done))
+        fresh = [v for v in reach[0]["vids"] if v not in seen]
         if not fresh:
             return done
         for batch in store.batched(fresh):
-            rows = store.read(READ_ERASABLE, vids=batch)
-            store.write(REDACT, event_key=event.key, rows=[redacted(r, matcher) for r in rows])
+            rows = [redacted(r, matcher) for r in store.read(READ_ERASABLE, vids=batch)]
+            store.write(REDACT, event_key=event.key, root_keys=keys, rows=rows)
         seen.update(fresh)
         done += fresh
 
