@@ -13,7 +13,7 @@ A write is redacted when it is not served and one of its input versions is erase
 erasing event still open: the set the event's erasure reaches (`erasure/erasable_versions`).
 The writer locks its input versions before it reads them, and the erasure sets
 `erased_by` on them under the same locks and reads its reach again after each pass
-until nothing new turns up, so a write either commits before that read (and is
+until none of it is left unredacted, so a write either commits before that read (and is
 redacted by the event) or sees `erased_by` (and redacts itself).
 """
 

@@ -381,9 +381,15 @@ def test_cli_record_and_audit_erasure_say_what_was_redacted(
     assert refused.returncode == 2
     assert "passport@1 is not served any more (removed by event 'gdpr-7')" in refused.stderr
     assert versions(memory, "cli-refused") == {}
+    memory_file = tmp_path / "import.jsonl"
+    memory_file.write_text(json.dumps({"type": "artifact", **late("cli-import")}) + "\n")
+    imported = run_cli(memory.ns, "import", str(memory_file))
+    assert imported.returncode == 0, imported.stderr
+    assert "1 of them redacted" in imported.stdout
+    assert "cli-import: input passport@1 erased by event gdpr-7" in imported.stdout
     audit = run_cli(memory.ns, "audit", "erasure", "gdpr-7")
     assert audit.returncode == 0, audit.stdout + audit.stderr
-    assert "1 of them late writes" in audit.stdout and "no copy left" in audit.stdout
+    assert "2 of them late writes" in audit.stdout and "no copy left" in audit.stdout
     assert raw_scan(memory) == {}
 
 
