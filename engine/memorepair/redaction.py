@@ -77,8 +77,9 @@ class Erasing:
     @property
     def reason(self) -> str:
         return (
-            f"input {self.input} is erased by event {self.event_id!r}: the content, meta and "
-            "recipe were not stored (a SHA-256 of them is kept); the artifact is withdrawn"
+            f"input {self.input} is erased by event {self.event_id!r}: the content was not "
+            "stored, nor any meta or recipe that may quote it (a SHA-256 of what was sent is "
+            "kept); the artifact is withdrawn"
         )
 
 
