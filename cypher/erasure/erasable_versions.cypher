@@ -2,12 +2,15 @@
 // before the event, everything reachable from them over INFLUENCES that is not served,
 // and the staged (discarded) attempts that would have replaced those. One list of vids;
 // with $unredacted, only those not redacted yet (the erasure reads its reach again until
-// none is left: a late write redacted as it was written is not read twice).
+// none is left: a late write redacted as it was written is not read twice). The roots
+// are collected first, so that the reach is planned as the pruning BFS expand.
 // mode: read
 // params: $event_key, $keys, $unredacted
 MATCH (e:RepairEvent {key: $event_key})
 MATCH (r:Artifact)
 WHERE r.key IN $keys AND NOT (e)-[:PUBLISHED]->(r)
+WITH collect(r) AS roots
+UNWIND roots AS r
 MATCH (r)-[:INFLUENCES*0..]->(d)
 WITH DISTINCT d
 WHERE NOT d:Live
