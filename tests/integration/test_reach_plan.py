@@ -93,7 +93,7 @@ def dummy(param: str) -> Any:
         return None
     if param in ("lam", "half_life_s", "now"):
         return 1.0
-    if param in ("first", "unredacted"):
+    if param in ("first", "unredacted", "deferred"):
         return True
     return "x"
 
