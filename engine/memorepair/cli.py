@@ -461,9 +461,19 @@ def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
         lambda: click.echo(
             f"imported {report.written} artifacts ({report.live} live, "
             f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
-            f"{report.related} related edges"
+            f"{report.related} related edges" + _redacted_lines(report.redacted)
         ),
     )
+
+
+def _redacted_lines(redacted: list[dict[str, str]], shown: int = 20) -> str:
+    """The items written redacted, each with the erased input and the event."""
+    if not redacted:
+        return ""
+    lines = [f"\n{len(redacted)} of them redacted (an input is erased; text not stored):"]
+    lines += [f"  {r['uid']}: input {r['input']} erased by event {r['event']}" for r in redacted]
+    more = [f"  ... and {len(redacted) - shown} more (--json lists all)"]
+    return "\n".join(lines[: shown + 1] + (more if len(redacted) > shown else []))
 
 
 @cli.command("record")
@@ -473,7 +483,8 @@ def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     type=click.Choice(["withdraw", "refuse"]),
     default="withdraw",
     show_default=True,
-    help="A pinned input (uid@N) no longer served: record withdrawn, or refuse.",
+    help="A pinned input (uid@N) no longer served: record withdrawn (its text redacted "
+    "if that input is erased by a delete), or refuse.",
 )
 @JSON_OPTION
 @click.pass_context
@@ -486,12 +497,17 @@ def record_cmd(ctx: click.Context, source: Any, on_stale: str, as_json: bool) ->
 
     Inputs are uids (the versions served now) or uid@N, the version the agent read; an
     artifact derived from a version that is no longer served is never served itself.
+    If that version is erased (by a delete, or a correct with erase: true, running or
+    done), its content, meta and recipe are not stored either: it is recorded redacted
+    (the output names the erased input and the event), or refused with --on-stale refuse.
     Changing an artifact that exists is `memorepair update`.
     """
     data = _json_object(source.read(), source.name)
     with _memory(ctx) as memory:
         row = memory.record(data, on_stale=cast("OnStale", on_stale))
     state = "served" if row["live"] else f"withdrawn (held by event {row['held_by']})"
+    if row.get("redacted"):
+        state += f"; text redacted: {row['redacted']['reason']}"
     _emit(row, as_json, lambda: click.echo(f"recorded {row['vid']}: {state}"))
 
 
@@ -1329,7 +1345,9 @@ def audit_erasure(ctx: click.Context, event_id: str, as_json: bool) -> None:
 
     Scans every property of every node and relationship in the namespace for the erased
     text's fingerprints (hashes of its phrases and identifiers: the text itself is not
-    kept). Exit 4 when a copy is found, naming where.
+    kept). Exit 4 when a copy is found, naming where. Late writes (artifacts recorded
+    from an erased version while the event ran or after it completed) are redacted too
+    and counted; --json lists them.
     """
     with _memory(ctx) as memory:
         record = memory.audit_erasure(event_id)
@@ -1339,6 +1357,8 @@ def audit_erasure(ctx: click.Context, event_id: str, as_json: bool) -> None:
         click.echo(
             f"event {record['event']} ({record['type']}, {record['status']}): erased at "
             f"{record['erased_at'] or '(in progress)'}, {record['versions']} versions redacted"
+            f" ({record['late_write_count']} of them late writes: recorded from an erased "
+            "version while the event ran or after)"
         )
         for root in record["roots"] or []:
             click.echo(f"  erased {root.rsplit(':', 1)[0]}  sha256 {root.rsplit(':', 1)[1]}")

@@ -37,6 +37,7 @@ from memorepair.codec import canonical_json, stored_json
 from memorepair.events import Event
 from memorepair.fingerprints import Matcher, fingerprints, sha256_hex, strings_in
 from memorepair.model import RepairEventSpec, artifact_key
+from memorepair.redaction import erased_text, redacted
 from memorepair.store import Store
 
 ROOT_VERSIONS = queries.named("erasure/root_versions")
@@ -51,6 +52,7 @@ SCRUB_EVENTS = queries.named("erasure/scrub_events")
 SCAN_ARTIFACTS = queries.named("erasure/scan_artifacts")
 SCAN_EVENTS = queries.named("erasure/scan_events")
 LIVE_TEXTS = queries.named("erasure/live_texts")
+LATE_WRITES = queries.named("erasure/late_writes")
 
 #: What a scrubbed string becomes (it quoted erased text).
 SCRUBBED = "[erased]"
@@ -99,15 +101,14 @@ def erase(store: Store, event: Event) -> dict[str, Any]:
     it, then `memorepair resume` finishes the erasure. Idempotent, so a resumed run
     repeats it."""
     matcher = prepare(store, event)
-    vids = store.read(ERASABLE, event_key=event.key, keys=_root_keys(event))[0]["vids"]
-    for batch in store.batched(vids):
-        rows = store.read(READ_ERASABLE, vids=batch)
-        store.write(REDACT, event_key=event.key, rows=[_redaction(r, matcher) for r in rows])
+    vids = _redact_reach(store, event, matcher)
     scrubbed = _scrub_reasons(store, event, vids, matcher)
     scrubbed += _scrub_events(store, event, matcher)
     copies, scanned = scan(store, event.spec.ns, matcher)
+    late = store.read(LATE_WRITES, event_key=event.key)
     figures: dict[str, Any] = {
         "erased_versions": len(vids),
+        "erased_late_writes": len(late),
         "erased_strings": scrubbed,
         "erased_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "erasure_copies": len(copies),
@@ -116,7 +117,34 @@ def erase(store: Store, event: Event) -> dict[str, Any]:
         event.note(figures)  # stays open: `resume` scans again once the copies are gone
     else:
         event.complete("erased", figures, status="completed")
-    return {**figures, "ok": not copies, "copies": copies[:COPIES_SHOWN], "scanned": scanned}
+    return {
+        **figures,
+        "ok": not copies,
+        "copies": copies[:COPIES_SHOWN],
+        "late_writes": [r["vid"] for r in late[:COPIES_SHOWN]],
+        "scanned": scanned,
+    }
+
+
+def _redact_reach(store: Store, event: Event, matcher: Matcher) -> list[str]:
+    """Redact everything the erasure reaches, reading the reach again after each pass
+    until it holds nothing new: a late writer that committed a version derived from one
+    before that version was redacted is reached by the next read; one that commits after
+    sees `erased_by` on its input (under the same lock) and redacts itself
+    (`redaction.py`)."""
+    keys = _root_keys(event)
+    done: list[str] = []
+    seen: set[str] = set()
+    while True:  # the first read takes all (a resumed run redoes them), the next the rest
+        reach = store.read(ERASABLE, event_key=event.key, keys=keys, unredacted=bool(done))
+        fresh = [v for v in reach[0]["vids"] if v not in seen]
+        if not fresh:
+            return done
+        for batch in store.batched(fresh):
+            rows = [redacted(r, matcher) for r in store.read(READ_ERASABLE, vids=batch)]
+            store.write(REDACT, event_key=event.key, root_keys=keys, rows=rows)
+        seen.update(fresh)
+        done += fresh
 
 
 #: Copies a report names at most (`audit erasure` lists them all).
@@ -183,7 +211,7 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
     if event.spec.retry_of is not None:  # its roots' texts were redacted by the original
         original = events.record(store, event.spec.ns, event.spec.retry_of)
         prints = sorted({*prints, *(original.get("erasure_prints") or [])})
-    hashes = [f"{v['vid']}:{sha256_hex(_erased_text(v))}" for v in versions]
+    hashes = [f"{v['vid']}:{sha256_hex(erased_text(v))}" for v in versions]
     store.write(RECORD_FINGERPRINTS, event_key=event.key, prints=prints, hashes=hashes)
     return prints
 
@@ -231,25 +259,6 @@ def _prints(
     texts = [t for v in versions for t in strings_in([v["content"] or "", _json(v["meta"])])]
     staying = [t for v in kept for t in strings_in([v["content"] or "", _json(v["meta"])])]
     return sorted(Matcher.of(fingerprints(texts)).without([*staying, *uids]).prints)
-
-
-def _redaction(row: Mapping[str, Any], matcher: Matcher) -> dict[str, Any]:
-    """A version's redaction: text gone (a withdrawn current version keeps the meta and
-    recipe parts that do not quote the erased text, for a later retry), hash kept."""
-    keep_parts = bool(row["head"])
-    meta = _json(row["meta"]) if keep_parts else {}
-    kept = {k: v for k, v in meta.items() if not matcher.hits([k, v])} if meta else {}
-    recipe = row["recipe"] if keep_parts and not matcher.hits(row["recipe"] or "") else None
-    return {
-        "vid": row["vid"],
-        "sha256": sha256_hex(_erased_text(row)),
-        "meta": stored_json(kept),
-        "recipe": recipe,
-    }
-
-
-def _erased_text(row: Mapping[str, Any]) -> str:
-    return canonical_json([row.get("content"), row.get("meta"), row.get("recipe")])
 
 
 def _scrub_reasons(store: Store, event: Event, vids: list[str], matcher: Matcher) -> int:

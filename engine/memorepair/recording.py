@@ -28,7 +28,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from memorepair import embedding, queries
+from memorepair import embedding, queries, redaction
 from memorepair.codec import stored_json
 from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
@@ -55,18 +55,23 @@ class ImportReport:
     live: int = 0
     withdrawn_late: list[str] = field(default_factory=list)
     related: int = 0
+    #: Withdrawn items whose text was not stored: an input of theirs is erased (each with
+    #: uid, input, event and reason; `redaction.py`).
+    redacted: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Count one committed batch: written, served, and withdrawn at once (late)."""
         self.written += len(rows)
         self.live += sum(1 for row in rows if row["live"])
         self.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+        self.redacted += [{"uid": r["uid"], **r["redacted"]} for r in rows if r.get("redacted")]
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "written": self.written,
             "live": self.live,
             "withdrawn_late": self.withdrawn_late,
+            "redacted": self.redacted,
             "related_edges": self.related,
         }
 
@@ -353,6 +358,7 @@ def _record_one(
         "uid": artifact.uid,
         "live": found["live"],
         "held_by": found["held_by"],
+        "redacted": None,
     }
 
 
@@ -375,7 +381,9 @@ def _write_batch(
     space: embedding.Space | None,
     by: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Lock the batch's inputs, decide each artifact's visibility, write them all."""
+    """Lock the batch's inputs, decide each artifact's visibility, write them all; one
+    derived from an erased (or erasing) version is written redacted or refused
+    (`redaction.redact_late`)."""
     state = _lock_inputs(tx, ns, batch)
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
@@ -383,10 +391,19 @@ def _write_batch(
         row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
+    erased = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse")
     embedding.claim_space(tx, ns, space)
     _create(tx, ns, rows)
+    redaction.mark(tx, rows, erased)
     return [
-        {"vid": r["vid"], "uid": r["uid"], "live": r["live"], "held_by": r["held_by"]} for r in rows
+        {
+            "vid": r["vid"],
+            "uid": r["uid"],
+            "live": r["live"],
+            "held_by": r["held_by"],
+            "redacted": erased[r["uid"]].as_dict() if r["uid"] in erased else None,
+        }
+        for r in rows
     ]
 
 
@@ -438,20 +455,24 @@ def _stale_holders(
     on_stale: OnStale,
 ) -> dict[str, str]:
     """For every stale pinned input version (by vid), the event that superseded or
-    withdrew it, which the new artifact joins; refused instead when `on_stale` says so."""
+    withdrew it, which the new artifact joins; refused instead, naming that event, when
+    `on_stale` says so."""
     in_batch = {a.uid for a in batch}
-    stale = [
-        version_id(ns, uid, version)
+    stale = {
+        version_id(ns, uid, version): (artifact, uid, version)
         for artifact in batch
         for uid, version in artifact.pinned.items()
-        if _pin_is_stale(artifact, uid, version, state, in_batch, on_stale)
-    ]
+        if _pin_is_stale(artifact, uid, version, state, in_batch)
+    }
     if not stale:
         return {}
     holders = {row["vid"]: row["event"] for row in tx.run(STALE_HOLDERS, vids=sorted(stale))}
     unknown = sorted(v for v in stale if not holders.get(v))
     if unknown:
         raise InputError(f"{some(unknown, 'input')} not served and no event withdrew them")
+    if on_stale == "refuse":
+        vid, (artifact, uid, version) = next(iter(stale.items()))
+        raise InputError(_stale_message(artifact, uid, version, state[uid], holders[vid]))
     return holders
 
 
@@ -461,25 +482,24 @@ def _pin_is_stale(
     version: int,
     state: Mapping[str, _Input],
     in_batch: set[str],
-    on_stale: OnStale,
 ) -> bool:
     """Whether a pin names a version no longer served; a pin to a version that never
-    existed, or any stale one with `on_stale="refuse"`, is an error."""
+    existed is an error."""
     current = _Input(1, True, False, None) if uid in in_batch else state[uid]
     if version > current.version or (uid in in_batch and version != 1):
         raise UnknownArtifactError(
             f"artifact {artifact.uid!r}: input {uid}@{version} does not exist "
             f"(the latest version of {uid!r} is {current.version})"
         )
-    if uid in in_batch or not _is_stale(artifact, uid, current):
-        return False
-    if on_stale == "refuse":
-        raise InputError(_stale_message(artifact, uid, version, current))
-    return True
+    return uid not in in_batch and _is_stale(artifact, uid, current)
 
 
-def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input) -> str:
-    now = "deleted" if current.removed else f"the served version is {uid}@{current.version}"
+def _stale_message(
+    artifact: ArtifactIn, uid: str, version: int, current: _Input, event_key: str
+) -> str:
+    event = event_key.split("/", 1)[1]
+    served = f"the served version is {uid}@{current.version}, since event {event!r}"
+    now = f"removed by event {event!r}" if current.removed else served
     return (
         f"artifact {artifact.uid!r}: input {uid}@{version} is not served any more ({now}); "
         "re-read the input and record again (with on_stale='withdraw' the artifact is "

@@ -35,14 +35,17 @@ REACH_QUERIES = [
     queries.load("barrier/hold_cascade"),
     queries.load("barrier/count_unheld"),
     queries.load("cascade/plan_cascade"),
+    queries.load("erasure/erasable_versions"),
+    queries.load("redaction/erased_inputs"),  # a late write's ancestry, up to the roots
 ]
 
 
 @pytest.mark.parametrize("query", REACH_QUERIES, ids=lambda q: q.name)
 def test_reach_is_planned_as_pruning_bfs(memory: MemoryStore, query: Query) -> None:
     params = {p: dummy(p) for p in query.declared}
-    if "keys" in params:
-        params["keys"] = [f"{memory.ns}/root"]
+    for name in ("keys", "root_keys"):
+        if name in params:
+            params[name] = [f"{memory.ns}/root"]
     ops = operators(memory.store.explain(query, params))
     assert any(op.startswith(PRUNING) for op in ops), ops
     assert not any(op.startswith(ENUMERATING) for op in ops), ops
@@ -60,7 +63,7 @@ def test_diamond_ladder_at_depth_40_is_linear(memory: MemoryStore) -> None:
 
 def dummy(param: str) -> Any:
     """A value of the right shape for each parameter name used in cypher/."""
-    if param in ("keys", "uids", "vids", "roots"):
+    if param in ("keys", "uids", "vids", "roots", "root_keys"):
         return ["x/none"]
     if param == "rows":
         return []
@@ -90,7 +93,7 @@ def dummy(param: str) -> Any:
         return None
     if param in ("lam", "half_life_s", "now"):
         return 1.0
-    if param in ("first", "deferred"):
+    if param in ("first", "unredacted", "deferred"):
         return True
     return "x"
 

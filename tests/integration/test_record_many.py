@@ -86,7 +86,13 @@ def test_record_is_one_statement_with_the_same_refusals(memory: MemoryStore) -> 
     with pytest.raises(UnknownArtifactError, match="a@2 does not exist"):
         memory.record({"uid": "c", "kind": "summary", "content": "s", "inputs": ["a@2"]})
     row = memory.record({"uid": "d", "kind": "summary", "content": "s", "inputs": ["a@1"]})
-    assert row == {"vid": f"{memory.ns}/d@1", "uid": "d", "live": True, "held_by": None}
+    assert row == {
+        "vid": f"{memory.ns}/d@1",
+        "uid": "d",
+        "live": True,
+        "held_by": None,
+        "redacted": None,
+    }
     assert _served(memory) == 2
 
 

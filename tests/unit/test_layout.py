@@ -70,7 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "show",
         "values",
     ),
-    "serving": ("serving/", "recording", "embedding"),
+    "serving": ("serving/", "recording", "redaction", "embedding"),
     "plugins": ("operators/", "sample/"),
     "foundation": (
         "store",

@@ -424,7 +424,12 @@ class MemoRepairStore(BaseStore):
                 "not served until the repair publishes or `memorepair retry` repairs it; "
                 "delete it first to write the key anew"
             )
-        self.memory.record(artifact)
+        row = self.memory.record(artifact)
+        if row.get("redacted"):  # a put returns nothing: an error is the only way to say it
+            raise InputError(
+                f"put of item {uid!r} kept no value: {row['redacted']['reason']}. It derives "
+                "from erased memory; do not put it again"
+            )
 
     def _inputs(self, namespace: Sequence[str], value: Mapping[str, Any]) -> list[str] | None:
         """A put's inputs as uids (None: the value names none, so an update keeps them)."""

@@ -211,6 +211,14 @@ class LineageResult(Result):
     versions: list[dict[str, Any]]
 
 
+class Redaction(BaseModel):
+    """Why a recorded memory's text was not stored: an input it derives from is erased."""
+
+    input: str
+    event: str
+    reason: str
+
+
 class RecordResult(Result):
     vid: str
     uid: str
@@ -218,6 +226,18 @@ class RecordResult(Result):
     held_by: str | None
     served: bool
     pin: str | None = None
+    #: Set when the memory was recorded redacted (withdrawn, its text not stored).
+    redacted: Redaction | None = None
+
+
+def _copies_warning(report: RepairReport) -> str:
+    proof = report.erasure or {}
+    where = ", ".join(f"{c['where']}.{c['property']}" for c in proof.get("copies", [])[:3])
+    return (
+        f"the event stays open: its erasure scan found {proof.get('erasure_copies')} copies "
+        f"of the erased text (e.g. {where}) that do not derive from it; forget or correct "
+        f"those memories, then `memorepair resume {report.event}` finishes the erasure"
+    )
 
 
 class ReportResult(Result):
@@ -246,12 +266,19 @@ class ReportResult(Result):
     stranded: list[dict[str, str]]
     complete: bool
     warning: str | None = None
+    #: An erasing event's proof: what it redacted, its late writes, the copies it found.
+    erasure: dict[str, Any] | None = None
 
     @classmethod
     def of(cls, report: RepairReport) -> ReportResult:
         left = report.stranded
-        result = cls.model_validate({**report.as_dict(), "stranded": left, "complete": not left})
-        if left:
+        copies = report.erasure is not None and not report.erasure["ok"]
+        result = cls.model_validate(
+            {**report.as_dict(), "stranded": left, "complete": not left and not copies}
+        )
+        if copies:
+            result.warning = _copies_warning(report)
+        elif left:
             result.warning = (
                 f"{len(left)} artifact(s) stay withdrawn, not repaired (e.g. "
                 + ", ".join(
@@ -545,8 +572,10 @@ class MemoryTools:
         reusable procedure, `cache` for a replayable result. `inputs`: the uids it was
         derived from, best pinned as `uid@version` (the `pin` memory_search/memory_get
         gave you): if a pinned input changed since you read it, the new memory is not
-        served (`served: false`) or, with on_stale="refuse", refused. A uid is recorded
-        once; change it with memory_update.
+        served (`served: false`) or, with on_stale="refuse", refused; if that input was
+        erased (a memory_forget, running or done), your text is not stored either
+        (`redacted` names the input and the event): do not record it again. A uid is
+        recorded once; change it with memory_update.
         """
         item: dict[str, Any] = {"uid": uid, "kind": kind, "content": content}
         for key, value in (("arch", arch), ("inputs", inputs), ("meta", meta)):
