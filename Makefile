@@ -7,7 +7,12 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 MR     := $(BIN)/memorepair
 
-.PHONY: setup setup-bench neo4j-start neo4j-stop neo4j-status schema demo test test-unit lint bench eval clean
+# The local server `make` runs keeps its state in the checkout (the CLI's own default is
+# the per-user data folder); commands the demo prints name it. `make test` runs a server
+# of its own (own state folder and ports: tests/conftest.py), never this one.
+export MEMOREPAIR_STATE_DIR ?= $(CURDIR)/.memorepair
+
+.PHONY: setup setup-bench neo4j-start neo4j-stop neo4j-status schema demo mcp-config test test-unit lint bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +37,12 @@ schema: neo4j-start
 demo: schema ## the main job: a real repair on the included sample memory
 	$(MR) demo
 
-test: $(STAMP) ## unit tests, then integration tests against the real local Neo4j
+NS ?= default
+
+mcp-config: $(STAMP) ## an MCP host's entry for this checkout's server (namespace NS)
+	@$(MR) --ns $(NS) mcp --print-config
+
+test: $(STAMP) ## unit tests, then integration tests against a local Neo4j of their own
 	$(BIN)/python -m pytest -q
 
 test-unit: $(STAMP)

@@ -2,15 +2,25 @@
 `tests/bench` tests the benchmarks, those of its tests that use the database among the
 integration tier.
 
+Unit tests run first (collection puts them before the integration tier), so a quick
+failure shows before the server is even started.
+
 The integration tier uses the server named by NEO4J_URI when it is set (the official
-driver's convention), else the project's local Community server, started once per
-session (and stopped again only if this session started it). Each test works in a
-namespace of its own, cleared afterwards, so tests never see each other's data.
+driver's convention), else a local Community server of its own: its own state folder
+(`MEMOREPAIR_TEST_STATE_DIR`, default `.memorepair-test` in the checkout) and its own
+Bolt and HTTP ports (`MEMOREPAIR_TEST_BOLT_PORT` / `_HTTP_PORT`, default free ports,
+or the ports it already runs on). So `make test` never stops, restarts or writes into a
+server the user runs (the demo's, an MCP host's): the crash tests stop and restart the
+tests' own. The session starts it once and stops it at the end unless
+MEMOREPAIR_KEEP_SERVER is set (the next session then finds it running). Every process
+the tests start (the CLI, MCP servers) inherits these settings through the environment.
+Each test works in a namespace of its own, cleared afterwards.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +28,12 @@ from pathlib import Path
 import pytest
 
 from memorepair.api import MemoryStore, open_store
-from memorepair.local.server import LocalServer
+from memorepair.local.server import LocalServer, conf_port
 from memorepair.settings import Settings, load_settings
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The tests' own state folder (never the user's), unless named.
+TEST_STATE = Path(os.environ.get("MEMOREPAIR_TEST_STATE_DIR") or ROOT / ".memorepair-test")
 
 #: The integration tests repair the sample memory through the API and the CLI (in child
 #: processes, which inherit this), so its `currency` tool is registered in every store
@@ -27,11 +41,38 @@ from memorepair.settings import Settings, load_settings
 os.environ.setdefault("MEMOREPAIR_SAMPLE_TOOLS", "true")
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _use_test_server() -> None:
+    """Point this process and its children at the tests' own local server."""
+    if os.environ.get("NEO4J_URI"):
+        return
+    state = TEST_STATE.absolute()
+    home = LocalServer(load_settings(state_dir=state)).home
+    running = LocalServer(load_settings(state_dir=state)).status().running
+    for connector, variable in (("bolt", "BOLT_PORT"), ("http", "HTTP_PORT")):
+        chosen = os.environ.get(f"MEMOREPAIR_TEST_{variable}")
+        if not chosen and running:
+            found = conf_port(home, connector)
+            chosen = str(found) if found else None
+        os.environ[f"MEMOREPAIR_{variable}"] = chosen or str(_free_port())
+    os.environ["MEMOREPAIR_STATE_DIR"] = str(state)
+
+
+_use_test_server()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the integration tier, and run the unit tier first (as the README says)."""
     for item in items:
         uses_server = "neo4j_settings" in getattr(item, "fixturenames", ())
         if uses_server or "integration" in Path(str(item.fspath)).parts:
             item.add_marker(pytest.mark.integration)
+    items.sort(key=lambda item: item.get_closest_marker("integration") is not None)
 
 
 @pytest.fixture(scope="session")

@@ -1,10 +1,16 @@
 // The texts an erasing event erases: every version of its roots from before the event
-// (not the replacement it published), and the fingerprints already recorded, if any (a
-// resumed erasure reuses them: the texts may be redacted by then).
+// (not the replacement it published), the replacements it published (a correction's new
+// text, which stays), and the fingerprints already recorded, if any (a resumed erasure
+// reuses them: the texts may be redacted by then). With no such event (a plan), every
+// version of the roots is from before it.
 // mode: read
 // params: $event_key, $keys
-MATCH (e:RepairEvent {key: $event_key})
+OPTIONAL MATCH (e:RepairEvent {key: $event_key})
 OPTIONAL MATCH (v:Artifact)
-WHERE v.key IN $keys AND NOT (e)-[:PUBLISHED]->(v)
-WITH e, collect({vid: v.vid, content: v.content, meta: v.meta, recipe: v.recipe}) AS versions
-RETURN e.erasure_prints AS recorded, [x IN versions WHERE x.vid IS NOT NULL] AS versions
+WHERE v.key IN $keys
+WITH e, v, e IS NOT NULL AND (e)-[:PUBLISHED]->(v) AS published
+WITH e, collect(CASE WHEN v IS NOT NULL AND NOT published
+                     THEN {vid: v.vid, content: v.content, meta: v.meta, recipe: v.recipe}
+                END) AS versions,
+     collect(CASE WHEN published THEN {content: v.content, meta: v.meta} END) AS replacements
+RETURN e.erasure_prints AS recorded, versions, replacements

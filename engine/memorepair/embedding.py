@@ -36,6 +36,18 @@ GET_SPACE = queries.named("embedding/get_space")
 MARK_SPACE_STALE = queries.named("embedding/mark_space_stale")
 
 Vector = list[float]
+
+#: Meta `{"memorepair_embed": false}`: the version is never embedded, nor are its
+#: successors (which keep the meta). Search finds it by words only; the LangGraph store's
+#: `put(..., index=False)` sets it.
+EMBED_META = "memorepair_embed"
+
+
+def embeds(meta: Mapping[str, Any] | None) -> bool:
+    """Whether a version with this meta is embedded (all are, unless meta says not)."""
+    return not (meta and meta.get(EMBED_META) is False)
+
+
 #: `(url, payload, headers, timeout_s) -> response body`: the HTTP seam.
 Transport = Callable[[str, Mapping[str, Any], Mapping[str, str], float], str]
 
@@ -326,13 +338,15 @@ def searchable(
     embedder = indexing.embedder if embed else None
 
     def prepare(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        wanted = []
         for row in rows:
-            meta = row.get("meta")
-            row["meta_terms"] = meta_terms(json.loads(meta) if meta else None, fields)
-        if embedder is not None:
-            return embed_rows(embedder, rows)
-        for row in rows:
+            meta = json.loads(row["meta"]) if row.get("meta") else None
+            row["meta_terms"] = meta_terms(meta, fields)
             row["embedding"] = row["embedding_model"] = row["embedding_dim"] = None
+            if embeds(meta):
+                wanted.append(row)
+        if embedder is not None and wanted:
+            embed_rows(embedder, wanted)
         return rows
 
     return prepare

@@ -86,6 +86,12 @@ class RepairReport:
     #: (sandboxed jobs included): the same work, free of the machine's load.
     work_s: float = 0.0
     work_cpu_s: float = 0.0
+    #: Transactions the driver ran again after a transient error (a deadlock between
+    #: writers, say) while this run went on; each succeeded, or the run failed.
+    retried: int = 0
+    #: An erasing event's closing scan: `ok`, the `copies` left (where, which property)
+    #: and what was `scanned`; while a copy is left the event stays open.
+    erasure: dict[str, Any] | None = None
 
     @property
     def published(self) -> list[str]:
@@ -125,6 +131,8 @@ class RepairReport:
             "work_cpu_s": self.work_cpu_s,
             "details": self.details,
             "resumed_from": self.resumed_from,
+            "retried_transactions": self.retried,
+            "erasure": self.erasure,
         }
 
 
@@ -187,6 +195,12 @@ class Event:
         if not self.reached(phase) or self.status != status:
             self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
 
+    def note(self, figures: Mapping[str, Any]) -> None:
+        """Record figures on the event without advancing its phase or status (an erasure
+        that found copies it cannot reach stays open)."""
+        phase, status = self.phase, self.status
+        self.store.transaction(lambda tx: self.commit(phase, status=status)(tx, figures))
+
     def refuse(self, error: InputError) -> None:
         """The barrier refused the event before withdrawing anything: the id stays free."""
         self.store.write(
@@ -218,13 +232,14 @@ def open_event(
     selector: str,
     state_dir: Path,
     recorded: bool = False,
+    by: str | None = None,
 ) -> tuple[Event, str | None]:
     """Create the event's node, or find it again; returns it and the phase it resumes from.
 
     A re-run keeps the lambda and selector the event was created with. An id already used
     for a different event is refused (unless the spec is the one the event recorded,
     `recorded`, which lacks replacement text); a refused event (nothing withdrawn) may
-    run again.
+    run again. `by` is the principal that asked for it (kept from the first run).
     """
     created = store.write(
         CREATE_EVENT,
@@ -239,6 +254,7 @@ def open_event(
         digest=digest(spec),
         selector=selector,
         retry_of=spec.retry_of,
+        by=by,
     )[0]
     record = dict(created["event"])
     if not recorded and record["digest"] != digest(spec):

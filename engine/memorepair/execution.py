@@ -17,6 +17,7 @@ from memorepair import embedding, queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json, stored_json
 from memorepair.errors import some
+from memorepair.fingerprints import Matcher
 from memorepair.graphs import topological
 from memorepair.model import (
     Artifact,
@@ -81,6 +82,7 @@ class _Support:
     latest: dict[str, int] = field(default_factory=dict)  # uid -> highest version written
     inputs: dict[str, Artifact] = field(default_factory=dict)  # every input version, by vid
     retained: dict[str, Support] = field(default_factory=dict)  # served heads, by uid
+    erased: Matcher | None = None  # an erasing event's fingerprints
 
 
 def stage(
@@ -94,6 +96,7 @@ def stage(
     checkpoint: Callable[[str], None],
     indexing: embedding.Indexing,
     judge: Callable[[Attempt], Attempt] = lambda attempt: attempt,
+    erased: Matcher | None = None,
 ) -> list[Attempt]:
     """Build every selected successor in topological order and stage it in Neo4j.
 
@@ -103,11 +106,13 @@ def stage(
     batches k-1 and k while operators build k+1; the with-block ends once every batch
     committed. A crash may lose the batches in flight, never a committed one. Each batch's
     successors are embedded on the writer thread, from their own content, before they are
-    staged (search, `embedding.searchable`): publication then only relabels.
+    staged (search, `embedding.searchable`): publication then only relabels. `erased`: an
+    erasing event's fingerprints, which every context carries (`successor_meta`).
     """
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
     support = _read_support(store, spec, family, order(family, selected))
+    support.erased = erased
     searchable = embedding.searchable(indexing)
     with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
 
@@ -126,6 +131,8 @@ def build_dry(
     spec: RepairEventSpec,
     family: CandidateFamily,
     selected: Sequence[str],
+    *,
+    erased: Matcher | None = None,
 ) -> list[Attempt]:
     """The successors `stage` would build if the event ran now, built in memory only.
 
@@ -134,6 +141,7 @@ def build_dry(
     corrected or migrated root is its replacement), as the barrier would have made it.
     """
     support = _read_support(store, spec, family, order(family, selected))
+    support.erased = erased
     _apply_delta(spec, family, support)
     return _build_all(registry, spec, family, selected, support, {}, lambda a: a, _quiet)
 
@@ -258,6 +266,7 @@ def _context(
         support=tuple(usable),
         invalidated=tuple(invalidated),
         interface=spec.interface if isinstance(spec.interface, Interface) else None,
+        erased=support.erased,
     )
 
 
@@ -345,13 +354,23 @@ def successor_meta(ctx: RepairContext, successor: Successor) -> dict[str, Any]:
     Operators return what they changed (often nothing); dropping the rest would lose facts
     later events depend on, such as a tool-call record's `call` or a skill's `title`. But a
     meta value quoting a deleted record (a skill's `instruction` copied from it) is exactly
-    what must not be served again, so it is rebuilt from retained support: left out.
+    what must not be served again, so it is rebuilt from retained support: left out. That
+    covers a phrase of invalidated support (`Taint`) and, for an erasing event, any
+    fingerprint of the erased text (an identifier written in other words, such as "Quote
+    the passport QX77121" derived from "Ana's passport number is QX77121").
     """
     old = ctx.artifact.meta
-    if not old or not ctx.invalidated:
+    if not old or (not ctx.invalidated and not ctx.erased):
         return {**old, **successor.meta}
     taint = Taint(ctx)
-    kept = {k: v for k, v in old.items() if taint.phrase(f"{k} {canonical_json(v)}") is None}
+    erased = ctx.erased
+
+    def derived(key: str, value: Any) -> bool:
+        if erased is not None and erased.hits([key, value]):
+            return True
+        return taint.phrase(f"{key} {canonical_json(value)}") is not None
+
+    kept = {k: v for k, v in old.items() if not derived(k, v)}
     return {**kept, **successor.meta}
 
 

@@ -73,13 +73,15 @@ class ImportReport:
 
 @dataclass(frozen=True)
 class Writes:
-    """What recording writes with, built once per store by the API: the search fields of
-    each version (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), and the
-    backlog that embeds just after each commit (None: embedded inside it, or not at all)."""
+    """What recording writes with, built by the API: the search fields of each version
+    (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), the backlog that embeds
+    just after each commit (None: embedded inside it, or not at all), and the principal
+    recording (`by`, kept on every version it writes)."""
 
     indexing: embedding.Indexing
     max_content_bytes: int
     backlog: embedding.EmbeddingBacklog | None = None
+    by: str | None = None
 
 
 def clear(store: Store, ns: str) -> None:
@@ -191,11 +193,19 @@ def _batch_writer(
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
         search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
         rows = store.transaction(
-            partial(_write_batch, ns=ns, batch=batch, on_stale=on_stale, search=search, space=space)
+            partial(
+                _write_batch,
+                ns=ns,
+                batch=batch,
+                on_stale=on_stale,
+                search=search,
+                space=space,
+                by=writes.by,
+            )
         )
         if backlog is not None:
-            content = {a.uid: a.content for a in batch}
-            live = [r for r in rows if r["live"]]
+            content = {a.uid: a.content for a in batch if embedding.embeds(a.meta)}
+            live = [r for r in rows if r["live"] and r["uid"] in content]
             backlog.add([embedding.Pending(ns, r["vid"], content[r["uid"]]) for r in live])
         return rows
 
@@ -290,10 +300,16 @@ def record(
     search = embedding.search_fields(writes.indexing, [artifact], embed=backlog is None)
     space = writes.indexing.space
     work = partial(
-        _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
+        _record_one,
+        ns=ns,
+        artifact=artifact,
+        search=search,
+        space=space,
+        on_stale=on_stale,
+        by=writes.by,
     )
     result = store.transaction(work)
-    if backlog is not None and result["live"]:
+    if backlog is not None and result["live"] and embedding.embeds(artifact.meta):
         backlog.add([embedding.Pending(ns, result["vid"], artifact.content)])
     return result
 
@@ -305,10 +321,11 @@ def _record_one(
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
     on_stale: OnStale,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """The common case in one statement; a stale pin takes the general path (same tx)."""
     row = {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
         "input_pins": [artifact.pinned.get(u) for u in artifact.inputs],
         **search[artifact.uid],
@@ -330,7 +347,7 @@ def _record_one(
     if space is not None:
         embedding.check_space(ns, space, found["model"], found["dimension"])
     if not found["created"]:
-        return _write_batch(tx, ns, [artifact], on_stale, search, space)[0]
+        return _write_batch(tx, ns, [artifact], on_stale, search, space, by)[0]
     return {
         "vid": row["vid"],
         "uid": artifact.uid,
@@ -356,13 +373,14 @@ def _write_batch(
     on_stale: OnStale,
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
+    by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
     state = _lock_inputs(tx, ns, batch)
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
+        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
     embedding.claim_space(tx, ns, space)
@@ -470,7 +488,11 @@ def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input
 
 
 def _row(
-    ns: str, artifact: ArtifactIn, state: Mapping[str, _Input], stale: Mapping[str, str]
+    ns: str,
+    artifact: ArtifactIn,
+    state: Mapping[str, _Input],
+    stale: Mapping[str, str],
+    by: str | None = None,
 ) -> dict[str, Any]:
     """One new version: served only if every input it read is served now."""
     input_vids: list[str] = []
@@ -488,7 +510,7 @@ def _row(
         input_vids.append(vid)
     live = stale_from is None and not holders
     return {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_vids": input_vids,
         "live": live,
         "held_by": stale_from or next((h for h in holders if h), None),
@@ -496,8 +518,9 @@ def _row(
     }
 
 
-def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
-    """The properties of an artifact's first version, as the write queries take them."""
+def _fresh_row(ns: str, artifact: ArtifactIn, by: str | None = None) -> dict[str, Any]:
+    """The properties of an artifact's first version, as the write queries take them
+    (`by`: the principal recording it)."""
     return {
         "vid": version_id(ns, artifact.uid, 1),
         "key": artifact_key(ns, artifact.uid),
@@ -511,4 +534,5 @@ def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
         "inputs": list(artifact.inputs),
+        "by": by,
     }

@@ -220,7 +220,8 @@ def preview(
     with _gc_paused(), sandbox_session():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
-        built = execution.build_dry(store, registry, spec, family, selected)
+        erased = erasure.planned(store, spec, reached.uids)
+        built = execution.build_dry(store, registry, spec, family, selected, erased=erased)
         attempts = tuple(validation.judge(registry, a) for a in built)
         publishable, outcomes = publication.decide(family, selected, attempts)
         outcomes.sets["published"] = sorted(a.candidate.uid for a in publishable)
@@ -239,17 +240,23 @@ def run(
     selector: Selector | None = None,
     progress: Progress = _quiet,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
     `indexing` gives the replacements and successors their search fields.
+    `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
+    retried = store.retried_transactions
     with _gc_paused():
-        return _run(store, registry, config, indexing, spec, lam_, selector_, progress, recorded)
+        report = _run(
+            store, registry, config, indexing, spec, lam_, selector_, progress, recorded, by
+        )
+    return replace(report, retried=store.retried_transactions - retried)
 
 
 def resume(
@@ -260,6 +267,7 @@ def resume(
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
     with exactly the registry and configuration a fresh run gets. An event that cannot
@@ -269,7 +277,16 @@ def resume(
     for spec in events.open_event_specs(store, ns, event_id):
         try:
             reports.append(
-                run(store, registry, config, indexing, spec, progress=progress, recorded=True)
+                run(
+                    store,
+                    registry,
+                    config,
+                    indexing,
+                    spec,
+                    progress=progress,
+                    recorded=True,
+                    by=by,
+                )
             )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
@@ -284,6 +301,7 @@ def retry(
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
 
@@ -295,7 +313,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, indexing, spec, progress=progress, recorded=True)
+        return run(store, registry, config, indexing, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -314,7 +332,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, indexing, spec, selector=selector, progress=progress)
+    return run(store, registry, config, indexing, spec, selector=selector, progress=progress, by=by)
 
 
 def resolve(
@@ -339,9 +357,16 @@ def _run(
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
+        store,
+        spec,
+        lam=lam,
+        selector=selector,
+        state_dir=config.state_dir,
+        recorded=recorded,
+        by=by,
     )
     if event.completed:
         return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
@@ -373,13 +398,14 @@ def _run(
             attempts = _validate(store, registry, event, attempts, progress)
     with clock.step("publication"):
         outcomes = _publish(store, event, family, selection, attempts)
+    proof = None
     if spec.erases:
         with clock.step("erasure"):
-            erasure.erase(store, event)
+            proof = erasure.erase(store, event)
     report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
     work_s = sum(a.work_s for a in attempts if a.work_s is not None)
     cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
-    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -504,6 +530,9 @@ def _execute(
     selection: EventSelection,
     progress: Progress,
 ) -> list[Attempt]:
+    """Stage every selected successor; an erasing event first records the fingerprints of
+    what it erases, which no successor may carry (`erasure.prepare`)."""
+    erased = erasure.prepare(store, event) if event.spec.erases else None
     attempts = execution.stage(
         store,
         registry,
@@ -514,6 +543,7 @@ def _execute(
         checkpoint=event.checkpoint,
         indexing=indexing,
         judge=partial(validation.judge, registry),
+        erased=erased,
     )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts

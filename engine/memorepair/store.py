@@ -15,6 +15,8 @@ docs/scaling.md); other processes chain themselves to a commit with `bookmarks()
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,6 +34,8 @@ from memorepair.queries import Query
 
 T = TypeVar("T")
 Row = dict[str, Any]
+
+log = logging.getLogger(__name__)
 
 #: Every constraint and index of `cypher/schema/`, each IF NOT EXISTS (`apply_schema`).
 SCHEMA = tuple(queries.named(n) for n in queries.all_names() if n.startswith("schema/"))
@@ -74,6 +78,41 @@ class Tx:
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
 
 
+class _Calls(threading.local):
+    """The Store whose driver call runs on this thread (the driver retries in the caller's
+    thread, so its retry log record is this Store's)."""
+
+    store: Store | None = None
+
+
+_CALLS = _Calls()
+#: The driver's messages for a transaction it runs again after a transient error.
+_RETRIED = ("Transaction failed and will be retried", "Auto-commit transaction failed")
+
+
+class _RetryLog(logging.Filter):
+    """Turns the driver's retry warnings into a count and a debug line.
+
+    A deadlock between two writers (Neo4j aborts one, the driver runs it again) or a
+    leader switch is routine and, retried, succeeds: its five-line WARNING looked like a
+    failure in the middle of a repair. The Store counts it (`retried_transactions`, which
+    `--json` reports show) and logs it at debug; a retry that fails in the end still
+    raises, as before."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not str(record.msg).startswith(_RETRIED):
+            return True
+        store = _CALLS.store
+        if store is not None:
+            store._count_retry()
+        log.debug("the driver retried a transaction: %s", record.getMessage())
+        return False
+
+
+_RETRY_FILTER = _RetryLog()
+logging.getLogger("neo4j.session").addFilter(_RETRY_FILTER)
+
+
 def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
     """`values` in consecutive lists of at most `size` (the last may be shorter)."""
     for start in range(0, len(values), size):
@@ -111,6 +150,8 @@ class Store:
         self._serving_route = (
             RoutingControl.WRITE if serving_reads == "writer" else RoutingControl.READ
         )
+        self._retried = 0
+        self._retried_lock = threading.Lock()
         #: Write statements and transactions this Store has run: search awaits the
         #: eventually consistent full-text index only when this changed since it last did.
         self.writes = 0
@@ -152,6 +193,16 @@ class Store:
 
     def close(self) -> None:
         self.driver.close()
+
+    @property
+    def retried_transactions(self) -> int:
+        """Transactions the driver ran again after a transient error (a deadlock, a leader
+        switch) on this Store so far; each one succeeded or its error was raised."""
+        return self._retried
+
+    def _count_retry(self) -> None:
+        with self._retried_lock:
+            self._retried += 1
 
     def __enter__(self) -> Store:
         return self
@@ -313,6 +364,7 @@ class Store:
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
+        outer, _CALLS.store = _CALLS.store, self  # whose retries the driver logs meanwhile
         try:
             yield
         except neo4j_errors.AuthError as exc:
@@ -330,6 +382,8 @@ class Store:
             raise DatabaseError(f"Neo4j error {exc.code}: {exc.message}") from exc
         except neo4j_errors.DriverError as exc:
             raise DatabaseError(f"Neo4j driver error: {exc}") from exc
+        finally:
+            _CALLS.store = outer
 
 
 class WriteBehind:

@@ -18,7 +18,7 @@ from memorepair import queries
 from memorepair.codec import canonical_json
 from memorepair.execution import Attempt
 from memorepair.model import Progress
-from memorepair.operators.base import Validation
+from memorepair.operators.base import RepairContext, Successor, Validation
 from memorepair.operators.common import Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import cpu_clock
@@ -75,7 +75,9 @@ def _verdict(registry: OperatorRegistry, attempt: Attempt) -> Validation:
         verdict = operator.validate(attempt.context, attempt.successor)
     except Exception as exc:  # a plugin's crash is a failed validation, not ours
         return Validation(False, f"validation raised {type(exc).__name__}: {exc}")
-    return verdict if not verdict.ok else _meta_verdict(attempt)
+    if not verdict.ok:
+        return verdict
+    return _erasure_verdict(attempt.context, attempt.successor) or _meta_verdict(attempt)
 
 
 def _meta_verdict(attempt: Attempt) -> Validation:
@@ -88,3 +90,23 @@ def _meta_verdict(attempt: Attempt) -> Validation:
     if phrase:
         return Validation(False, f"support: meta draws on invalidated text {phrase}")
     return Validation(True)
+
+
+def _erasure_verdict(ctx: RepairContext, successor: Successor) -> Validation | None:
+    """An erasing event's successor may carry no fingerprint of the erased text, in its
+    content, meta or recipe, whatever its operator says: it would serve what the event
+    erases. The verdict names the field, never the text (it is stored and shown)."""
+    erased = ctx.erased
+    if erased is None or not erased:
+        return None
+    recipe = successor.recipe.model_dump() if successor.recipe else None
+    fields: list[tuple[str, object]] = [("content", successor.content), ("recipe", recipe)]
+    fields += [(f"meta {key!r}", [key, value]) for key, value in sorted(successor.meta.items())]
+    carrying = [name for name, value in fields if value is not None and erased.hits(value)]
+    if not carrying:
+        return None
+    return Validation(
+        False,
+        f"erasure: {', '.join(carrying)} carries the erased text (a fingerprint of what "
+        "this event erases); the successor stays withdrawn",
+    )

@@ -32,3 +32,11 @@ def test_the_engine_never_imports_the_benchmarks() -> None:
     ]
     assert offenders == []
     assert not (engine / "bench").exists()
+
+
+def test_bench_erasure_scan_has_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.erasure_scan", "-h"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "usage: python -m bench.erasure_scan" in result.stdout and "--sizes" in result.stdout

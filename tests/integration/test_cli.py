@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
@@ -12,6 +14,8 @@ from click.testing import CliRunner
 from memorepair import sample
 from memorepair.api import MemoryStore
 from memorepair.cli import cli
+
+MEMOREPAIR = Path(sys.executable).parent / "memorepair"
 
 
 def run(memory: MemoryStore, *args: str) -> Any:
@@ -79,6 +83,50 @@ def test_demo_refuses_to_clear_a_namespace_with_data(memory: MemoryStore) -> Non
     assert result.exit_code != 0
     assert "is not empty" in str(result.exception)
     assert [a.uid for a in memory.retrieve(uid="precious")] == ["precious"]
+
+
+def test_demo_keeps_its_memory_and_its_printed_next_steps_work_from_any_folder(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    """The demo's closing commands name its namespace (where its memory stays until the
+    next demo) and run as printed, from an empty folder with a bare environment."""
+    demo = subprocess.run(
+        [str(MEMOREPAIR), "--ns", memory.ns, "demo"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert demo.returncode == 0, demo.stdout + demo.stderr
+    assert "WARNING" not in demo.stderr and "DeadlockDetected" not in demo.stdout + demo.stderr
+    tail = demo.stdout.split("Look at it", 1)[1]
+    commands = [
+        line.strip() for line in tail.splitlines()[1:] if line.startswith(("  /", "  MEMOREPAIR_"))
+    ]
+    assert len(commands) == 4, demo.stdout
+    assert all(f"--ns {memory.ns} " in command for command in commands)
+    assert memory.report("sample-delete-hotel").status == "completed"  # still there
+    empty = tmp_path / "elsewhere"
+    empty.mkdir()
+    bare = {"HOME": os.environ["HOME"], "PATH": "/usr/bin:/bin"}
+    for command in commands:
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=empty, env=bare, capture_output=True, text=True
+        )
+        assert done.returncode == 0, f"{command}\n{done.stdout}{done.stderr}"
+    assert (tmp_path / "cascade-sample-delete-hotel.html").is_file()
+    assert list(empty.iterdir()) == []
+    again = subprocess.run(  # the next demo clears what the last one left, and runs again
+        [str(MEMOREPAIR), "--ns", memory.ns, "demo", "--json"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["namespace"] == memory.ns
 
 
 def test_plan_frontier_and_the_event_files_lambda(memory: MemoryStore, tmp_path: Any) -> None:

@@ -86,8 +86,74 @@ def test_delete_withdraws_what_was_derived_and_get_never_returns_it(
     assert store.pin(NOTES, "trip") == "users/ana/notes/trip@2"
     assert store.memory.stale_served() == []
     store.delete(TURNS, "t2")  # deleting again is a no-op, as in LangGraph
-    with pytest.raises(InputError, match="never reused"):
-        store.put(TURNS, "t2", {"content": "again"})
+
+
+def test_put_after_delete_recreates_the_key(store: MemoRepairStore) -> None:
+    store.put(TURNS, "t2", {"content": HOTEL})
+    store.delete(TURNS, "t2")
+    assert store.get(TURNS, "t2") is None
+    store.put(TURNS, "t2", {"content": "Ana moved to a hotel by the station."})  # re-created
+    item = store.get(TURNS, "t2")
+    assert item is not None and (item.namespace, item.key) == (TURNS, "t2")
+    assert item.value == {"content": "Ana moved to a hotel by the station."}
+    found = store.search(TURNS, query="hotel by the station", limit=5)
+    assert [(i.namespace, i.key) for i in found][:1] == [(TURNS, "t2")]
+    # the deleted item's uid is never reused: the audit trail keeps it, erased
+    assert store.memory.lineage("users/ana/turns/t2")[-1]["visibility"] == "Removed"
+    store.put(NOTES, "n", {"content": "station hotel", "inputs": [[*TURNS, "t2"]]})
+    assert store.get(NOTES, "n") is not None
+    store.put(TURNS, "t2", {"content": "Ana moved again."})  # an update of the new item
+    assert store.get(TURNS, "t2").value == {"content": "Ana moved again."}  # type: ignore[union-attr]
+    store.delete(TURNS, "t2")
+    assert store.get(TURNS, "t2") is None and store.get(NOTES, "n") is None
+    store.put(TURNS, "t2", {"content": "third time"})
+    assert store.get(TURNS, "t2").value == {"content": "third time"}  # type: ignore[union-attr]
+    assert [i.key for i in store.search(TURNS, limit=10)] == ["t2"]
+
+
+def test_index_false_is_not_embedded_nor_ranked_by_meaning_but_gettable(
+    store: MemoRepairStore,
+) -> None:
+    store.put(NOTES, "plain", {"content": HOTEL}, index=False)
+    store.put(NOTES, "indexed", {"content": "Ana's hotel in Zurich is near the lake."})
+    item = store.get(NOTES, "plain")
+    assert item is not None and item.value == {"content": HOTEL}
+    store.memory.flush_embeddings()
+    with store.memory.store.driver.session(database=store.memory.store.database) as session:
+        rows = session.run(
+            "MATCH (a:Artifact {ns: $ns}) RETURN a.uid AS uid, a.embedding IS NOT NULL AS e",
+            ns=store.memory.ns,
+        ).data()
+    assert {r["uid"]: r["e"] for r in rows} == {
+        "users/ana/notes/plain": False,
+        "users/ana/notes/indexed": True,
+    }
+    found = store.search(NOTES, query="hotel in Zurich per night", limit=5)
+    ranked = [i.key for i in found if i.score is not None]
+    assert ranked == ["indexed"]  # the plain item is never ranked, by meaning or words
+    assert [(i.key, i.score) for i in found if i.key == "plain"] in ([], [("plain", None)])
+    store.put(NOTES, "plain", {"content": HOTEL + " Breakfast included."}, index=False)
+    assert store.get(NOTES, "plain").value == {  # type: ignore[union-attr]
+        "content": HOTEL + " Breakfast included."
+    }
+    with store.memory.store.driver.session(database=store.memory.store.database) as session:
+        embedded = session.run(
+            "MATCH (a:Artifact {ns: $ns, uid: 'users/ana/notes/plain'}) "
+            "WHERE a.embedding IS NOT NULL RETURN count(a) AS n",
+            ns=store.memory.ns,
+        ).single()
+    assert embedded is not None and embedded["n"] == 0  # the update is not embedded either
+
+
+def test_a_bare_key_in_inputs_resolves_or_says_how_to_cite(store: MemoRepairStore) -> None:
+    store.put(TURNS, "t1", {"content": PREF})
+    store.put(TURNS, "sum", {"content": summary(("users/ana/turns/t1", PREF)), "inputs": ["t1"]})
+    assert store.memory.lineage("users/ana/turns/sum")[0]["inputs"] == ["users/ana/turns/t1@1"]
+    with pytest.raises(InputError) as refused:
+        store.put(TURNS, "sum2", {"content": "x", "inputs": ["nope"]})
+    message = str(refused.value)
+    assert "'nope'" in message and "[*namespace, key]" in message and "store.pin" in message
+    assert "['users', 'ana', 'turns', 'nope']" in message
 
 
 def test_second_put_is_an_update_with_its_cascade(store: MemoRepairStore) -> None:

@@ -5,16 +5,20 @@ survive repair."""
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from reliability_support import SAMPLE, run_cli
+from reliability_support import SAMPLE, run_cli, write_event
 
 from memorepair import events
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import InputError, UnknownArtifactError
-from memorepair.model import ArtifactIn, Kind, RepairEventSpec
+from memorepair.model import Artifact, ArtifactIn, Kind, Mode, RepairEventSpec
+from memorepair.operators.base import RepairContext, Successor, Validation
+from memorepair.operators.regen import RegenOperator
 from memorepair.sample.tools import CurrencyBackend, CurrencyBackendV2
 from memorepair.settings import Settings
 
@@ -192,8 +196,24 @@ def test_delete_erases_every_copy(memory: MemoryStore) -> None:
     assert record["ok"] and record["copies"] == []
     assert record["versions"] >= 6  # both id-doc versions and every derived old version
     assert {r.split("@")[0] for r in record["roots"]} == {f"{memory.ns}/id-doc"}
+    # the hashes of what was erased are whole SHA-256 digests (64 hex digits)
+    hashes = [r.rsplit(":", 1)[1] for r in record["roots"]] + [
+        v["sha256"] for v in record["redacted"]
+    ]
+    assert hashes and all(re.fullmatch(r"[0-9a-f]{64}", h) for h in hashes), hashes
     [event] = [e for e in memory.audit_events() if e["event"] == "gdpr-1"]
     assert event["phase"] == "erased"
+
+
+def test_lineage_lists_only_the_events_that_withdrew_a_version(memory: MemoryStore) -> None:
+    policy_memory(memory)
+    memory.update("trip", content="Ana travels in June.", event_id="trip-june")
+    history = memory.lineage("digest")
+    assert [row["withdrawn_by"] for row in history] == [
+        [{"event": "trip-june", "outcome": "published", "mode": "regen"}],
+        [],  # never withdrawn: no entry, not one of nulls
+    ]
+    assert [row["withdrawn_by"] for row in memory.lineage("policy")] == [[]]
 
 
 def test_the_erasure_proof_finds_a_copy(memory: MemoryStore) -> None:
@@ -208,6 +228,186 @@ def test_the_erasure_proof_finds_a_copy(memory: MemoryStore) -> None:
     memory.update("pref", content="Ana prefers window seats.", event_id="plain-fix")
     with pytest.raises(InputError, match="erased nothing"):
         memory.audit_erasure("plain-fix")
+
+
+# ---- derived meta (a prompt skill, a summary, a cache) --------------------------------------
+PASSPORT_RECORD = "Ana's passport number is QX77121, valid until 2031."
+
+
+def derived_meta_memory(memory: MemoryStore) -> None:
+    """A record with a passport number and three artifacts derived from it (a cache of
+    the summary, replayed) whose meta quotes the number in words of their own: no phrase
+    of the record's text, only its identifier."""
+    memory.record({"uid": "passport", "kind": "record", "content": PASSPORT_RECORD})
+    memory.record({"uid": "pref", "kind": "record", "content": "Ana prefers aisle seats."})
+    memory.record(
+        {
+            "uid": "skill-1",
+            "kind": "skill",
+            "arch": "prompt",
+            "content": f"# Skill: Book flights\n- {PASSPORT_RECORD} [passport@v1]\n"
+            "- Ana prefers aisle seats. [pref@v1]",
+            "meta": {"title": "Book flights", "instruction": "Quote the passport QX77121."},
+            "inputs": ["passport", "pref"],
+        }
+    )
+    memory.record(
+        {
+            "uid": "sum-1",
+            "kind": "summary",
+            "content": f"- {PASSPORT_RECORD} [passport@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "meta": {"topic": "travel documents", "checked": "id QX77121 seen at check-in"},
+            "inputs": ["passport", "pref"],
+        }
+    )
+    memory.record(
+        {
+            "uid": "cache-1",
+            "kind": "cache",
+            "content": f"- {PASSPORT_RECORD} [passport@v1]\n- Ana prefers aisle seats. [pref@v1]",
+            "recipe": {"executor": "text.join", "args": {"sep": " | "}},
+            "meta": {"source": "documents", "key": "qx77121"},
+            "inputs": ["sum-1"],
+        }
+    )
+
+
+def test_a_delete_drops_meta_derived_from_the_deleted_text(memory: MemoryStore) -> None:
+    derived_meta_memory(memory)
+    report = memory.repair({"id": "gdpr-meta", "type": "delete", "roots": ["passport"]})
+    assert report.status == "completed"
+    assert sorted(report.published) == ["cache-1", "skill-1", "sum-1"]
+    assert "qx77121" not in served_text(memory)
+    assert "qx77121" not in everything(memory)
+    metas = {a.uid: a.meta for a in memory.retrieve(limit=100)}
+    assert metas["skill-1"] == {"title": "Book flights"}  # the rest is kept
+    assert metas["sum-1"] == {"topic": "travel documents"}
+    assert metas["cache-1"] == {"source": "documents"}
+    hits = memory.search("passport QX77121", 10, mode="text")
+    assert all("qx77121" not in h.content.lower() for h in hits)
+    record = memory.audit_erasure("gdpr-meta")
+    assert record["ok"], record["copies"]
+
+
+class _LeakyRegen:
+    """A regen plugin that copies a fact it remembers into the successor's meta."""
+
+    name = "leaky-regen"
+    mode = Mode.REGEN
+
+    def __init__(self) -> None:
+        self.inner = RegenOperator()
+
+    def accepts(self, artifact: Artifact) -> bool:
+        return artifact.uid == "sum-1"
+
+    def build(self, ctx: RepairContext) -> Successor:
+        built = self.inner.build(ctx)
+        return replace(built, meta={"remembered": "passport QX77121"})
+
+    def validate(self, ctx: RepairContext, successor: Successor) -> Validation:
+        return self.inner.validate(ctx, successor)
+
+
+def test_a_successor_carrying_erased_text_fails_validation_and_is_named(
+    memory: MemoryStore,
+) -> None:
+    derived_meta_memory(memory)
+    memory.register_operator(_LeakyRegen(), first=True)
+    report = memory.repair({"id": "gdpr-leak", "type": "delete", "roots": ["passport"]})
+    assert report.outcomes["failed"] == ["sum-1"]
+    assert "erasure" in report.details["sum-1"] and "'remembered'" in report.details["sum-1"]
+    assert "qx77121" not in report.details["sum-1"].lower()
+    assert memory.retrieve(uid="sum-1") == []  # stays withdrawn
+    assert "qx77121" not in everything(memory)  # the failed attempt was redacted too
+    assert memory.audit_erasure("gdpr-leak")["ok"]
+
+
+def test_a_delete_is_not_completed_while_its_erasure_scan_finds_a_copy(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    derived_meta_memory(memory)
+    memory.record({"uid": "note", "kind": "record", "content": "Agent note: QX77121 on file."})
+    event = write_event(tmp_path, {"id": "gdpr-copy", "type": "delete", "roots": ["passport"]})
+    done = run_cli(memory.ns, "repair", str(event), "--json")
+    assert done.returncode == 4, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["status"] == "open"
+    assert report["erasure"]["ok"] is False
+    assert report["erasure"]["copies"] == [
+        {"where": f"{memory.ns}/note@1", "labels": "Artifact/Head/Live", "property": "content"}
+    ]
+    human = run_cli(memory.ns, "resume", "gdpr-copy")
+    assert human.returncode == 4
+    assert f"{memory.ns}/note@1" in human.stderr and "memorepair resume gdpr-copy" in human.stderr
+    assert [e["id"] for e in memory.status()["open_events"]] == ["gdpr-copy"]
+    memory.forget("note", event_id="gdpr-note")
+    assert [r.status for r in memory.resume("gdpr-copy")] == ["completed"]
+    assert memory.audit_erasure("gdpr-copy")["ok"]
+
+
+def test_a_text_that_names_its_own_uid_is_erased_and_the_structure_kept(
+    memory: MemoryStore,
+) -> None:
+    """The uid is structure (every redacted version, input list and event keeps it): a
+    deleted text that names it ("fact rec-0") does not make those copies."""
+    memory.record({"uid": "rec-0", "kind": "record", "content": "fact rec-0 from the booking"})
+    memory.record({"uid": "rec-1", "kind": "record", "content": "fact rec-1"})
+    memory.record(
+        {
+            "uid": "sum",
+            "kind": "summary",
+            "content": "- fact rec-0 from the booking [rec-0@v1]\n- fact rec-1 [rec-1@v1]",
+            "inputs": ["rec-0", "rec-1"],
+        }
+    )
+    report = memory.forget("rec-0", event_id="gdpr-uid")
+    assert report.status == "completed" and report.erasure is not None
+    assert report.erasure["ok"], report.erasure["copies"]
+    assert events.recorded_spec(memory.store, memory.ns, "gdpr-uid").roots == ["rec-0"]
+    assert "from the booking" not in everything(memory)
+
+
+def test_a_phrase_other_records_share_is_not_a_copy(memory: MemoryStore) -> None:
+    """Deleting one of many templated notes completes: the template is not the deleted
+    note's own text (every other note would count as a copy); its own words are erased."""
+    template = "The user asked the agent to book a table for dinner tonight at"
+    for i, place in enumerate(["Kronenhalle", "Zeughauskeller", "Hiltl"]):
+        memory.record({"uid": f"note-{i}", "kind": "record", "content": f"{template} {place}."})
+    report = memory.forget("note-0", event_id="gdpr-template")
+    assert report.status == "completed" and report.erasure is not None
+    assert report.erasure["ok"] and report.erasure["copies"] == []
+    assert "kronenhalle" not in everything(memory)
+    memory.record({"uid": "leak", "kind": "record", "content": f"Again: {template} Kronenhalle."})
+    copies = memory.audit_erasure("gdpr-template")["copies"]
+    assert [c["where"] for c in copies] == [f"{memory.ns}/leak@1"]  # its own words are found
+
+
+def test_a_correction_that_erases_keeps_what_its_replacement_still_says(
+    memory: MemoryStore,
+) -> None:
+    """Erasing a corrected text erases what the correction no longer says; the words it
+    still says (here all of the old sentence, extended) are the new truth, so the
+    successors quoting them publish and the event completes, as its plan said."""
+    passport_memory(memory)
+    spec = {
+        "id": "fix-trains",
+        "type": "correct",
+        "erase": True,
+        "roots": ["id-doc"],
+        "replacements": [
+            {
+                "replaces": "id-doc",
+                "content": "Quote passport QX77812 when booking flights or trains.",
+            }
+        ],
+    }
+    planned = memory.preview(spec)
+    report = memory.repair(spec)
+    assert report.status == "completed", report.details
+    assert sorted(report.published) == ["booking-skill", "profile"]
+    assert sorted(planned.outcomes.sets["published"]) == sorted(report.published)
+    assert memory.audit_erasure("fix-trains")["ok"]
 
 
 def test_correct_with_erase_removes_the_corrected_text(memory: MemoryStore) -> None:

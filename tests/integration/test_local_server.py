@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +16,7 @@ from pydantic import SecretStr
 from memorepair.api import connect
 from memorepair.errors import ConfigError, ServerError
 from memorepair.local.server import LocalServer
-from memorepair.settings import Settings, load_settings
+from memorepair.settings import Settings, default_state_dir, load_settings
 
 
 def free_port() -> int:
@@ -82,3 +85,53 @@ def test_a_password_starting_with_a_dash_is_set_not_read_as_an_option(private: S
             assert store.driver.execute_query("RETURN 1 AS one").records[0]["one"] == 1
     finally:
         assert server.stop()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+MEMOREPAIR = Path(sys.executable).parent / "memorepair"
+
+
+def test_the_suite_runs_on_a_server_of_its_own(neo4j_settings: Settings) -> None:
+    """`make test` never stops, restarts or writes into the user's server: the session's
+    server has the tests' own state folder (and ports), and every child process the tests
+    start is pointed at it."""
+    if not neo4j_settings.uses_local_server:
+        pytest.skip("NEO4J_URI names the server the tests use")
+    named = os.environ.get("MEMOREPAIR_TEST_STATE_DIR")
+    expected = Path(named or ROOT / ".memorepair-test").absolute()
+    assert neo4j_settings.state_dir == expected
+    assert os.environ["MEMOREPAIR_STATE_DIR"] == str(expected)
+    assert os.environ["MEMOREPAIR_BOLT_PORT"] == str(neo4j_settings.bolt_port)
+    if not named:  # by default neither the checkout's server (make) nor the per-user one
+        assert expected not in (ROOT / ".memorepair", default_state_dir())
+
+
+def test_status_names_the_server_of_another_state_folder_on_its_port(
+    neo4j_settings: Settings, tmp_path: Path
+) -> None:
+    """From a folder whose state folder has no server, while the port answers for the
+    server of another state folder: not "stopped" alone, but which one and how to reach it."""
+    if not neo4j_settings.uses_local_server:
+        pytest.skip("needs the local server")
+    elsewhere = tmp_path / "other-state"
+    env = {
+        **os.environ,
+        "MEMOREPAIR_STATE_DIR": str(elsewhere),
+        "MEMOREPAIR_BOLT_PORT": str(neo4j_settings.bolt_port),
+    }
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(MEMOREPAIR), *args], cwd=tmp_path, env=env, capture_output=True, text=True
+        )
+
+    running = neo4j_settings.state_dir.resolve()
+    status = run("neo4j", "status")
+    assert status.returncode == 3, status.stdout + status.stderr
+    assert f"served by the local Neo4j of another state folder, {running}" in status.stdout
+    assert f"export MEMOREPAIR_STATE_DIR={running}" in status.stdout
+    as_json = json.loads(run("neo4j", "status", "--json").stdout)
+    assert as_json["running"] is False and as_json["port_holder"]["state_dir"] == str(running)
+    connect = run("status")
+    assert connect.returncode == 1 and f"export MEMOREPAIR_STATE_DIR={running}" in connect.stderr
+    assert not elsewhere.exists()  # nothing written, no guessed password

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,6 +35,8 @@ TOOLS = {
     "repair_status",
     "memory_lineage",
     "audit_check",
+    "audit_exposure",
+    "whoami",
 }
 PREF = "Ana prefers prices shown in CHF while she is in Switzerland."
 HOTEL = "Ana's hotel in Zurich costs 180 CHF per night."
@@ -303,20 +306,42 @@ def test_tool_migrated_infers_the_renames_and_repairs(memory: MemoryStore) -> No
     assert memory.stale_served() == []
 
 
-def test_streamable_http_on_loopback(memory: MemoryStore) -> None:
-    """`memorepair mcp --http`: the SDK's HTTP client lists the tools and reads memory."""
+def test_streamable_http_on_loopback(memory: MemoryStore, tmp_path: Path) -> None:
+    """`memorepair mcp --http`: refused with no way to authenticate; with the development
+    flag, on loopback, the SDK's HTTP client lists the tools and reads memory."""
     import socket
     import subprocess
     import time
 
     from mcp.client.streamable_http import streamablehttp_client
 
+    env = {**os.environ, "MEMOREPAIR_PRINCIPALS_FILE": str(tmp_path / "none.json")}
+    env.pop("MEMOREPAIR_AUTH_ISSUER", None)
+    refused = subprocess.run(
+        [_command(), "--ns", memory.ns, "mcp", "--http", "--port", "1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1 and "needs a way to authenticate" in refused.stderr
+    public = subprocess.run(
+        [_command(), "mcp", "--http", "--dev-no-auth", "--host", "0.0.0.0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert public.returncode == 1 and "only on loopback" in public.stderr
+
     memory.record({"uid": "fact", "kind": "record", "content": "The museum opens at 9."})
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
-        [_command(), "--ns", memory.ns, "mcp", "--http", "--port", str(port)],
+        [_command(), "--ns", memory.ns, "mcp", "--http", "--dev-no-auth", "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -345,3 +370,38 @@ def test_streamable_http_on_loopback(memory: MemoryStore) -> None:
         proc.wait(timeout=30)
     assert names == TOOLS
     assert got["found"] is True and got["artifact"]["pin"] == "fact@1"
+
+
+def test_the_printed_host_config_starts_the_server_from_an_empty_folder(
+    memory: MemoryStore, tmp_path: Path
+) -> None:
+    """What `memorepair mcp --print-config` prints, pasted into a host's configuration,
+    works as written: the SDK's stdio client starts it from an empty folder with only the
+    host's default environment plus the entry's `env`, as MCP hosts do."""
+    printed = subprocess.run(
+        [_command(), "--ns", memory.ns, "mcp", "--print-config"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert printed.returncode == 0, printed.stderr
+    entry = json.loads(printed.stdout)["mcpServers"]["memory"]
+    assert Path(entry["command"]).is_absolute()
+    assert entry["args"] == ["--ns", memory.ns, "mcp"]
+    host = tmp_path / "host"
+    host.mkdir()
+    params = StdioServerParameters(
+        command=entry["command"], args=entry["args"], env=entry["env"], cwd=host
+    )
+
+    async def main() -> dict[str, Any]:
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            await call(session, "memory_record", uid="pref", content=PREF)
+            return await call(session, "memory_get", uid="pref")
+
+    got = asyncio.run(main())
+    assert got["found"] is True and got["artifact"]["content"] == PREF
+    assert [a.uid for a in memory.retrieve(uid="pref")] == ["pref"]
+    assert list(host.iterdir()) == []  # nothing written where the host started it

@@ -146,3 +146,15 @@ def test_schema_apply_replaces_a_synchronous_full_text_index(memory: MemoryStore
     assert not store.read(queries.load("store/search_index_synchronous"))[0]["synchronous"]
     memory.record({"uid": "seat", "kind": "record", "content": "Ana prefers aisle seats"})
     assert [hit.uid for hit in memory.search("aisle", 3, mode="text")] == ["seat"]
+
+
+def test_import_items_refuses_two_items_with_one_uid(memory: MemoryStore) -> None:
+    # `import` and `record_many` refuse a uid given twice; so does the API they share
+    items = [
+        ArtifactIn(uid="a", kind=Kind.RECORD, content="first"),
+        ArtifactIn(uid="b", kind=Kind.RECORD, content="other"),
+        ArtifactIn(uid="a", kind=Kind.RECORD, content="second"),
+    ]
+    with pytest.raises(InputError, match=r"item 3: uid 'a' is already item 1"):
+        memory.import_items(items)
+    assert _served(memory) == 0  # nothing was written

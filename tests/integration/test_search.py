@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 from reliability_support import correct_event, fan_memory, run_cli, start_paused, write_event
 
+from memorepair import queries
 from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.errors import EmbeddingError, InputError
 from memorepair.model import ArtifactIn, Kind
+from memorepair.queries import Query
 from memorepair.serving.search import Searcher, filters
 from memorepair.settings import Settings
 
@@ -314,6 +316,42 @@ def test_cli_search_and_reindex(memory: MemoryStore) -> None:
     report = json.loads(run("reindex", "--json", "--force"))
     assert report["versions"] == 32 and report["embedded"] == 32
     assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
+
+
+def _short_index_query(rows: int) -> Query:
+    """The index path's query, but Neo4j's vector index is asked for only `rows` nearest
+    versions whatever `$fetch` says: a real short answer from the real index, as Neo4j
+    5.26 gave under churn (67 rows for every k while 10,070 versions were embedded)."""
+    path = (
+        Path(__file__).parents[2] / "cypher" / "serving" / "search" / "search_vector_index.cypher"
+    )
+    text = path.read_text(encoding="utf-8")
+    asked = "queryNodes('artifact_embedding', $fetch, $vector)"
+    assert asked in text
+    short = text.replace(asked, f"queryNodes('artifact_embedding', {rows} + 0 * $fetch, $vector)")
+    return queries.parse("test/short_vector_index", short, "tests/integration/test_search.py")
+
+
+def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStore) -> None:
+    memory.import_items(_duplicate_memory())
+    memory.flush_embeddings()
+    embedder = embedder_for(memory.settings)
+    served = {a.uid: a.content for a in memory.retrieve(limit=100)}
+    (qv,) = embedder.embed([QUERY])
+    vectors = dict(zip(served, embedder.embed(list(served.values())), strict=True))
+    exact = sorted(served, key=lambda uid: (-_cosine(qv, vectors[uid]), uid))
+    f = filters(memory.ns, searchable=[], **NO_FILTER)
+    searcher = Searcher(memory.store, embedder, index_query=_short_index_query(3))
+    try:
+        ranking = searcher.vector(QUERY, 5, f)
+        assert [row["uid"] for row in ranking.rows] == exact[:5]
+        assert ranking.path.endswith(">all"), ranking.path  # the exact path answered
+        hits = searcher.search(QUERY, 5, f, "vector")
+        assert [h.uid for h in hits] == exact[:5]
+        fused = searcher.hybrid(QUERY, 10, f)  # never words only
+        assert [row["uid"] for row in fused["vector"]] == exact[:10]
+    finally:
+        searcher.close()
 
 
 def _spied(memory: MemoryStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -27,10 +27,13 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
     "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
     "UsageLog",  # use recording: one per namespace
+    "Exposure",  # use recording: who was served which version (audit exposure)
+    "Principal",  # access: a principal holding grants
+    "Grant",  # access: roles on a namespace pattern
     "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
 }
-REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
+REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 
 
 def test_every_query_file_parses_with_declared_parameters() -> None:

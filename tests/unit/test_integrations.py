@@ -16,6 +16,7 @@ from memorepair.integrations.langgraph import (
     address_of,
     artifact_of,
     content_of,
+    generation_uid,
     matches,
     prefix_of,
     pushed_down,
@@ -165,6 +166,17 @@ def test_foreign_uids_read_as_addresses() -> None:
     assert address_of("tool:currency") == ((), "tool:currency")
     assert address_of("a/b/c") == (("a", "b"), "c")
     assert uid_of(("users", "Zoë"), "k@3") == "users/Zo:C3:AB/k:403"
+
+
+def test_a_recreated_keys_generations_read_as_the_same_address() -> None:
+    uid = uid_of(("users", "ana"), "prefs")
+    assert generation_uid(uid, 1) == uid
+    assert generation_uid(uid, 2) == "users/ana/prefs:g2"
+    assert address_of(generation_uid(uid, 12)) == (("users", "ana"), "prefs")
+    escaped = uid_of(("a",), "x:g2")  # a key that looks like one is escaped, so unambiguous
+    assert escaped == "a/x:3Ag2" and address_of(escaped) == (("a",), "x:g2")
+    with pytest.raises(InputError, match="cannot be re-created"):
+        generation_uid("a/" + "k" * 197, 2)
 
 
 def artifact(content: str, meta: dict[str, Any]) -> Artifact:

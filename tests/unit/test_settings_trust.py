@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from memorepair.api import connect
 from memorepair.cli import cli
 from memorepair.errors import ConfigError
-from memorepair.settings import Settings, describe, load_settings
+from memorepair.settings import RepairConfig, Settings, describe, load_settings
 
 HOSTILE = {
     "NEO4J_URI": "bolt://attacker.example:7687",
@@ -148,11 +148,28 @@ def test_non_finite_settings_are_refused(
 def test_a_folder_without_local_state_is_told_where_to_look(
     tmp_path: Path, clean_env: pytest.MonkeyPatch
 ) -> None:
-    """No server URI and no local state here: a clear error naming the folder, and no
+    """No server URI and no local state: a clear error naming the state folder, and no
     stray state folder (with a guessed password) left behind."""
+    clean_env.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     clean_env.chdir(tmp_path)
     with pytest.raises(ConfigError) as refused:
         connect(load_settings())
-    assert f"no local Neo4j state in {tmp_path.resolve() / '.memorepair'}" in str(refused.value)
+    assert f"no local Neo4j state in {tmp_path / 'data' / 'memorepair'}" in str(refused.value)
     assert "MEMOREPAIR_STATE_DIR" in str(refused.value)
+    assert not (tmp_path / "data" / "memorepair").exists()
     assert not (tmp_path / ".memorepair").exists()
+
+
+def test_the_default_state_folder_is_per_user_not_per_working_folder(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch
+) -> None:
+    """From any folder (an app's, an MCP host's), the same local server by default."""
+    clean_env.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    folders = [tmp_path / "app", tmp_path / "elsewhere"]
+    found = set()
+    for folder in folders:
+        folder.mkdir()
+        clean_env.chdir(folder)
+        found.add(load_settings().state_dir)
+    assert found == {tmp_path / "data" / "memorepair"}
+    assert RepairConfig().state_dir == tmp_path / "data" / "memorepair"

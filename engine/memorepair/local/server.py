@@ -86,6 +86,30 @@ _BOLT_VERSIONS = bytes.fromhex("00080805000004040000000000000000")
 
 
 @dataclass(frozen=True)
+class PortHolder:
+    """What answers on a port this state folder's server is not running on: the local
+    server of another state folder (`state_dir`), or another process (None)."""
+
+    port: int
+    pid: int | None = None
+    state_dir: Path | None = None
+
+    @property
+    def holder(self) -> str:
+        if self.state_dir is None:
+            return "another process (not a MemoRepair server)"
+        return f"the local Neo4j of another state folder, {self.state_dir} (pid {self.pid})"
+
+    def describe(self) -> str:
+        hint = f"; to use it: export MEMOREPAIR_STATE_DIR={self.state_dir}"
+        return f"port {self.port} is served by {self.holder}" + (hint if self.state_dir else "")
+
+    def as_dict(self) -> dict[str, object]:
+        state = str(self.state_dir) if self.state_dir else None
+        return {"port": self.port, "pid": self.pid, "state_dir": state}
+
+
+@dataclass(frozen=True)
 class ServerStatus:
     running: bool
     pid: int | None
@@ -94,6 +118,9 @@ class ServerStatus:
     home: Path
     auth: bool
     browser: str | None = None  # Neo4j Browser's address, when it is served
+    state_dir: Path | None = None
+    #: While this one is stopped: what answers on its Bolt port instead, if anything.
+    port_holder: PortHolder | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -102,8 +129,10 @@ class ServerStatus:
             "uri": self.uri,
             "version": self.version,
             "home": str(self.home),
+            "state_dir": str(self.state_dir) if self.state_dir else None,
             "auth": self.auth,
             "browser": self.browser,
+            "port_holder": self.port_holder.as_dict() if self.port_holder else None,
         }
 
 
@@ -135,7 +164,20 @@ class LocalServer:
             home=self.home,
             auth=self.settings.local_auth,
             browser=self.browser_url if pid is not None and self._serves_browser() else None,
+            state_dir=self.root.parent,
+            port_holder=None if pid is not None else self.port_holder(),
         )
+
+    def port_holder(self, port: int | None = None) -> PortHolder | None:
+        """What answers on this folder's Bolt port (or `port`) while its own server does
+        not: the local server of another state folder, named, or another process."""
+        port = self.settings.bolt_port if port is None else port
+        if self._live_pid() is not None or not _port_open(port):
+            return None
+        for pid, home in running_servers():
+            if home != self.home and conf_port(home, "bolt") == port:
+                return PortHolder(port, pid, home.parent.parent)
+        return PortHolder(port)
 
     @property
     def browser_url(self) -> str:
@@ -165,15 +207,18 @@ class LocalServer:
 
     def connection(self) -> tuple[str, tuple[str, str] | None]:
         """The Bolt URI and credentials clients use (the configured password, else the
-        generated one). A folder that never started a server is refused here: the state
-        folder (and its generated password) is per folder, so guessing would only fail
-        later as a bare authentication error, and leave a stray state folder behind."""
+        generated one). A state folder that never started a server is refused here: its
+        generated password lives there, so guessing would only fail later as a bare
+        authentication error, and leave a stray state folder behind. When the port answers
+        for another state folder's server, the refusal says which and how to reach it."""
         s = self.settings
         if s.local_auth and s.neo4j_password is None and not self.password_file.is_file():
+            holder = self.port_holder()
+            where = f"; {holder.describe()}" if holder and holder.state_dir else ""
             raise ConfigError(
-                f"no local Neo4j state in {self.root.parent} (the state folder is per working "
-                "folder): run `memorepair neo4j start` here, set MEMOREPAIR_STATE_DIR to the "
-                "folder where you started it, or set NEO4J_URI and NEO4J_PASSWORD"
+                f"no local Neo4j state in {self.root.parent} (MEMOREPAIR_STATE_DIR){where}. "
+                "Run `memorepair neo4j start`, set MEMOREPAIR_STATE_DIR to the folder where "
+                "you started one, or set NEO4J_URI and NEO4J_PASSWORD"
             )
         return s.local_uri, (s.neo4j_username, self.password()) if s.local_auth else None
 
@@ -309,9 +354,11 @@ class LocalServer:
             ports.append((self.settings.http_port, "HTTP"))
         for port, name in ports:
             if _port_open(port):
+                holder = self.port_holder(port)
+                by = holder.holder if holder else "another process"
                 raise ServerError(
-                    f"port {port} is already taken by another process; "
-                    f"stop it or set MEMOREPAIR_{name}_PORT to a free port"
+                    f"port {port} is already taken by {by}; stop it or set "
+                    f"MEMOREPAIR_{name}_PORT to a free port"
                 )
 
     def stop(
@@ -494,6 +541,36 @@ class LocalServer:
 
 
 _RECOVERY = re.compile(r"\[o\.n\.k\.r\.Recovery\].*?(\d+)% completed")
+_HOME_ARG = "--home-dir="
+
+
+def running_servers() -> list[tuple[int, Path]]:
+    """(pid, home) of every local server this launcher started, whatever its state folder
+    (their command lines name the entry point and `--home-dir=<state>/neo4j/home`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            args = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if not any(e.encode() in args for e in ENTRY_POINTS):
+            continue
+        homes = [a.decode(errors="replace") for a in args if a.startswith(_HOME_ARG.encode())]
+        if homes and _alive(int(entry.name)):
+            found.append((int(entry.name), Path(homes[0][len(_HOME_ARG) :])))
+    return sorted(found)
+
+
+def conf_port(home: Path, connector: str) -> int | None:
+    """The port a server's `neo4j.conf` (as `start` wrote it) gives a connector."""
+    try:
+        text = (home / "conf" / "neo4j.conf").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = re.search(rf"^server\.{connector}\.listen_address=[^:\n]*:(\d+)$", text, re.M)
+    return int(found[1]) if found else None
 
 
 def _http_conf(s: Settings, browser: bool) -> list[str]:

@@ -11,7 +11,8 @@ add its own without touching the engine:
 
 Operators only ever see ``RepairContext``: the usable support (retained artifacts,
 replacements X_delta, staged successors of required predecessors) and, separately, the
-invalidated support they must not draw on. They never see the database. Their limits
+invalidated support they must not draw on (and, for an erasing event, the fingerprints of
+the erased text). They never see the database. Their limits
 come from `OperatorConfig`, handed to them when the registry is built, never per call.
 """
 
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from memorepair.fingerprints import Matcher
 from memorepair.model import Arch, Artifact, EventType, Interface, Kind, Mode, Recipe
 
 Origin = Literal["retained", "replacement", "successor"]
@@ -54,6 +56,9 @@ class RepairContext:
     support: tuple[Support, ...]
     invalidated: tuple[Artifact, ...]
     interface: Interface | None = None
+    #: An erasing event's fingerprints of the erased text (None: the event erases
+    #: nothing). A successor whose content, meta or recipe carries one fails validation.
+    erased: Matcher | None = None
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memorepair import queries
-from memorepair.embedding import Embedder, Indexing, Space, embed_rows, meta_terms
+from memorepair.embedding import Embedder, Indexing, Space, embed_rows, embeds, meta_terms
 from memorepair.errors import EmbeddingError
 from memorepair.store import SCHEMA, Store
 
@@ -96,10 +96,13 @@ def _rewrite(
     """One batch's search fields: meta terms for every version, embeddings for the
     `stale` ones; returns how many versions got an embedding."""
     rows = store.read(READ_SEARCH_TEXT, vids=[row["vid"] for row in batch])
+    wanted = []
     for row in rows:
         meta = json.loads(row["meta"]) if row["meta"] else None
         row["meta_terms"] = meta_terms(meta, meta_fields)
-    fresh = embed_rows(embedder, [r for r in rows if r["vid"] in stale])
+        if row["vid"] in stale and embeds(meta):  # memorepair_embed: false stays so
+            wanted.append(row)
+    fresh = embed_rows(embedder, wanted)
     fields = ("embedding", "embedding_model", "embedding_dim")
     writes = [
         {"vid": r["vid"], "meta_terms": r["meta_terms"], **{f: r.get(f) for f in fields}}

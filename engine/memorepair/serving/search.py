@@ -7,7 +7,9 @@ ranking here is built per query by one of three paths, chosen by what the filter
 
 - *index*: the vector index's nearest `fetch` versions, of which only the served ones
   (`Live`) passing the filters count; `fetch` widens (at most `ROUNDS` queries, up to
-  `MAX_FETCH`) until `k` pass or the index has nothing more.
+  `MAX_FETCH`) until `k` pass. An index answer shorter than `fetch` is never taken as
+  "nothing more" (the index is approximate and has answered short under churn): the
+  exact path (*all*) answers instead.
 - *scan*: when fewer than `SCAN_RATE` of the index's first answer passed, the filtered
   set is probably small: the versions that can pass the filters are found through the
   full-text index's filter fields (namespace, kind, meta terms), at most `SCAN_CAP`; if
@@ -43,6 +45,7 @@ from memorepair import queries
 from memorepair.embedding import GET_SPACE, Embedder, meta_value
 from memorepair.errors import DatabaseError, EmbeddingError, InputError
 from memorepair.model import Kind, artifact_key, pin
+from memorepair.queries import Query
 from memorepair.store import Row, Store
 
 AWAIT_TEXT_INDEX = queries.named("serving/search/await_text_index")
@@ -293,11 +296,19 @@ def _hit(row: Row, score: float | None, ranks: dict[str, int | None]) -> Hit:
 class Searcher:
     """Runs searches for one store; hybrid runs its two rankings on two threads."""
 
-    def __init__(self, store: Store, embedder: Embedder | None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        embedder: Embedder | None,
+        *,
+        index_query: Query = SEARCH_VECTOR_INDEX,
+    ) -> None:
         self.store = store
         #: The store's embedder; None: embeddings are off, and only `text` search runs.
         self._embedder = embedder
         self._pool: ThreadPoolExecutor | None = None
+        #: The vector index path's statement; a test hands in one whose index answers short.
+        self._index_query = index_query
         #: `store.writes` when the full-text index was last awaited (-1: never).
         self._text_synced = -1
         self._text_lock = threading.Lock()
@@ -358,7 +369,7 @@ class Searcher:
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
 
         def run(fetch: int) -> Row:
-            (found,) = self.store.serve(SEARCH_VECTOR_INDEX, fetch=fetch, **fixed)
+            (found,) = self.store.serve(self._index_query, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
             if found["rebuilding"]:
                 raise _Rebuilding
@@ -374,14 +385,16 @@ class Searcher:
             return Ranking(found["hits"], f"scan:{found['returned']}", 2)
 
         try:
-            ranking, tried = _widened(run, k, first_fetch(k, f.narrowed), "index", scan)
+            ranking, tried = _widened(
+                run, k, first_fetch(k, f.narrowed), "index", scan, short_is_all=False
+            )
         except _Rebuilding:  # `reindex --compact` rebuilds the index: be exact meanwhile
             ranking, tried = None, "index:unavailable"
         except DatabaseError as exc:  # dropped or not online outside a compaction
             if not _index_unavailable(exc):
                 raise
             ranking, tried = None, "index:unavailable"
-        if ranking is None:
+        if ranking is None:  # the exact path: every served version that passes, scored
             (found,) = self.store.serve(SEARCH_VECTOR_ALL, **fixed)
             self._check_space(found, embedder, f.ns)
             ranking = Ranking(found["hits"], f"{tried}>all", ROUNDS + 2)
@@ -463,6 +476,8 @@ def _widened(
     fetch: int,
     name: str,
     scan: Callable[[], Ranking | None] | None = None,
+    *,
+    short_is_all: bool = True,
 ) -> tuple[Ranking | None, str]:
     """Ask for more until k pass or nothing more exists; None after ROUNDS without.
 
@@ -470,13 +485,23 @@ def _widened(
 
     When fewer than SCAN_RATE of the first fetch passed, the filtered set is probably
     small: `scan` scores it exactly if it is small enough (else the widening goes on).
+
+    An answer shorter than asked means "nothing more" only where the index is exact
+    (`short_is_all`: Lucene). Neo4j's vector index is not: under churn it has answered 67
+    rows for every fetch while 10,070 versions were embedded, and trusting that turned
+    vector search into "nothing matches" and hybrid into words only. There a short answer
+    gives None (``index:100>short:67``), so the caller takes its exact path.
     """
     steps: list[str] = []
     for round_ in range(1, ROUNDS + 1):
         found = run(fetch)
         steps.append(str(fetch))
         passed = len(found["hits"])
-        if passed >= k or found["returned"] < fetch:
+        short = found["returned"] < fetch
+        if short and not short_is_all:
+            steps.append(f"short:{found['returned']}")
+            break
+        if passed >= k or short:
             return Ranking(found["hits"], f"{name}:{'>'.join(steps)}", round_), ""
         if round_ == 1 and scan is not None and (passed + 1) / (fetch + 1) < SCAN_RATE:
             scanned = scan()
