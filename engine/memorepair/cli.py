@@ -262,6 +262,17 @@ def config_show(as_json: bool) -> None:
     _emit(data, as_json, human)
 
 
+def _await_vectors(memory: MemoryStore, progress: _Progress) -> None:
+    """The republished successors are served already; their vectors (deferred embeddings)
+    are written just after, and this process waits for them before it ends, showing it."""
+
+    def step(done: int, total: int) -> None:
+        if total > 1:
+            progress("vectors", done, total)
+
+    memory.flush_embeddings(step)
+
+
 @contextmanager
 def _memory(ctx: click.Context) -> Iterator[MemoryStore]:
     from memorepair.api import open_store
@@ -947,6 +958,7 @@ def repair_cmd(
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
+        _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report], as_json)
 
@@ -966,6 +978,7 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.retry(event_id, progress=progress)
+        _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report], as_json)
 
@@ -979,6 +992,7 @@ def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: b
     """Complete an interrupted event (or every open event of the namespace)."""
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         reports = memory.resume(event_id, progress=progress)
+        _await_vectors(memory, progress)
     data = [r.as_dict() for r in reports]
 
     def human() -> None:
