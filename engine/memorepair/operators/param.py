@@ -46,21 +46,28 @@ class ParamOperator:
         return Validation(False, problem) if problem else Validation(True)
 
     def _behaviour_problem(self, ctx: RepairContext, skill: NeuralSkill) -> str | None:
+        """One prediction pass over the forgotten and retained texts serves both checks."""
         retain = labelled(ctx.support)
         if not retain:
             return "retain: empty retain partition"
-        return self._forget_problem(ctx, skill, retain) or self._retain_problem(skill, retain)
+        forget = [(a.content, lab) for a in ctx.invalidated if (lab := label_of(a.meta))]
+        predicted = skill.predict([t for t, _ in forget] + [s.content for s in retain])
+        return self._forget_problem(skill, forget, retain, predicted) or self._retain_problem(
+            retain, predicted[len(forget) :]
+        )
 
     def _forget_problem(
-        self, ctx: RepairContext, skill: NeuralSkill, retain: Sequence[Support]
+        self,
+        skill: NeuralSkill,
+        forget: Sequence[tuple[str, str]],
+        retain: Sequence[Support],
+        predicted: Sequence[str],
     ) -> str | None:
         """Labels only the forget partition had are never predicted, nor held with confidence."""
-        forget = [(a.content, lab) for a in ctx.invalidated if (lab := label_of(a.meta))]
         retained_labels = {str(s.meta["label"]) for s in retain}
         gone = [(t, lab) for t, lab in forget if lab not in retained_labels]
         forget_only = {lab for _, lab in gone}
-        texts = [t for t, _ in forget] + [s.content for s in retain]
-        reproduced = sorted({p for p in skill.predict(texts) if p in forget_only})
+        reproduced = sorted({p for p in predicted if p in forget_only})
         if reproduced:
             return f"forget: still predicts {some(reproduced, 'forgotten label')}"
         limit = self._config.param_forget_max_confidence
@@ -68,8 +75,7 @@ class ParamOperator:
             return f"forget: mean confidence {mean:.3f} on forgotten items >= {limit}"
         return None
 
-    def _retain_problem(self, skill: NeuralSkill, retain: Sequence[Support]) -> str | None:
-        predicted = skill.predict([s.content for s in retain])
+    def _retain_problem(self, retain: Sequence[Support], predicted: Sequence[str]) -> str | None:
         accuracy = _mean([p == s.meta["label"] for p, s in zip(predicted, retain, strict=True)])
         minimum = self._config.param_min_retain_accuracy
         if accuracy < minimum:
