@@ -8,10 +8,17 @@
 // wire); `missing` names the rows that asked for a copy and found none (the caller embeds
 // them). The superseded predecessor's vector goes in the same transaction: publication
 // leaves it for this copy, and it is never served (every search keeps `Live` only).
+// The version is locked before it is looked at: a barrier, replacement or publication
+// that withdraws or supersedes it concurrently commits either before (and it gets no
+// vector) or after this write (and removes it); without the lock a vector could land on
+// a version that stopped being served between this query's read and its write.
 // mode: write
 // params: $rows, $model
 UNWIND $rows AS row
 MATCH (a:Artifact {vid: row.vid})
+SET a._lock = true
+REMOVE a._lock
+WITH a, row
 OPTIONAL MATCH (a)-[:SUPERSEDES]->(old:Superseded)
 WITH a, row, old, a:Live AND a.embedding IS NULL AND a.erased_by IS NULL AS wanted
 WITH a, row, old, wanted,
