@@ -25,6 +25,7 @@ from memorepair import (
     audit,
     embedding,
     events,
+    importing,
     recording,
     repair,
     show,
@@ -151,7 +152,9 @@ class MemoryStore:
     @property
     def _writes(self) -> recording.Writes:
         """What recording writes with: search fields, content cap, the backlog."""
-        return recording.Writes(self.indexing, self.settings.max_content_bytes, self._backlog)
+        return recording.Writes(
+            self.indexing, self.settings.max_content_bytes, self._backlog, self.config.state_dir
+        )
 
     def namespace(self, ns: str) -> MemoryStore:
         """Another namespace over the same connection, operators and configuration (a
@@ -216,16 +219,25 @@ class MemoryStore:
         *,
         on_stale: OnStale = "withdraw",
         progress: Callable[[int, int], None] = lambda done, total: None,
+        import_id: str | None = None,
     ) -> recording.ImportReport:
         """Record many artifacts at once: the batch API (UNWIND batches of
         MEMOREPAIR_BATCH_SIZE rows, two in flight), with `record`'s rules for each.
 
-        All or none: every item is validated first (a bad one is named by its position,
-        `item N` counting from 1, its uid and field), and a failure while writing takes
-        back the batches that committed. Inputs may be earlier or later items of the same
-        call, or current artifacts of the store (`uid` or `uid@N`).
+        All or none, across crashes too: every item is validated first (a bad one is
+        named by its position, `item N` counting from 1, its uid and field); a batch
+        larger than one transaction is written staged (never served) under an import
+        record, `import_id` (default: the digest of the items), and published in one
+        final transaction, so a failure or a killed process leaves none of it served
+        (`resume_imports` finishes or discards what a killed one left). Items stored
+        already, identical, are skipped (`report.skipped`): calling again with the same
+        items after a crash completes the batch; an item stored different is refused.
+        Inputs may be earlier or later items of the same call, or current artifacts of
+        the store (`uid` or `uid@N`).
         """
-        return self.import_items(parse_items(items), progress, on_stale=on_stale)
+        return self.import_items(
+            parse_items(items), progress, on_stale=on_stale, import_id=import_id
+        )
 
     def import_items(
         self,
@@ -233,6 +245,7 @@ class MemoryStore:
         progress: Callable[[int, int], None] = lambda done, total: None,
         *,
         on_stale: OnStale = "withdraw",
+        import_id: str | None = None,
     ) -> recording.ImportReport:
         """Artifacts and edges already parsed, with `import`'s rules: a uid given twice is
         refused (naming both items, counted from 1) before anything is written."""
@@ -251,7 +264,14 @@ class MemoryStore:
             artifacts.append(item)
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
+            self.store,
+            self.ns,
+            memory,
+            writes=self._writes,
+            on_stale=on_stale,
+            progress=progress,
+            import_id=import_id,
+            unit="item",
         )
 
     def import_file(
@@ -260,11 +280,29 @@ class MemoryStore:
         progress: Callable[[int, int], None] = lambda done, total: None,
         *,
         on_stale: OnStale = "withdraw",
+        import_id: str | None = None,
     ) -> recording.ImportReport:
-        """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
+        """Import a JSON Lines memory file, streamed: memory holds the graph, not the
+        contents. All or none across crashes, and safe to run again, as `record_many`
+        (the import id defaults to the file's digest)."""
         return recording.import_file(
-            self.store, self.ns, path, writes=self._writes, on_stale=on_stale, progress=progress
+            self.store,
+            self.ns,
+            path,
+            writes=self._writes,
+            on_stale=on_stale,
+            progress=progress,
+            import_id=import_id,
         )
+
+    def resume_imports(
+        self, import_id: str | None = None, *, discard: bool = False
+    ) -> list[importing.Resumed]:
+        """Finish or discard imports a killed process left open (or the one named): one
+        whose every version was staged is published (unless `discard`), any other has its
+        staged versions deleted, and running the same input again writes it whole. One
+        still being written by a live process on this host is left alone."""
+        return importing.resume(self.store, self.ns, import_id, discard_all=discard)
 
     def export_file(
         self,

@@ -70,7 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "show",
         "values",
     ),
-    "serving": ("serving/", "recording", "embedding"),
+    "serving": ("serving/", "recording", "importing", "embedding"),
     "plugins": ("operators/", "sample/"),
     "foundation": (
         "store",
@@ -84,6 +84,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "errors",
         "toolschema",
         "fingerprints",
+        "faults",
         "__init__",
     ),
 }
