@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -407,19 +407,31 @@ def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     """Import a memory from JSON Lines (docs/interchange.md).
 
     The whole file is validated first (every line, duplicate uids, missing inputs,
-    influence cycles); an error names the line and field and nothing is written.
+    influence cycles); an error names the line and field and nothing is written. All
+    or none across crashes too: a file larger than one transaction is written staged
+    (never served) and published in one final transaction; if the process is killed,
+    `memorepair resume` finishes or discards it. Running the same file again is safe:
+    artifacts stored already, identical, are skipped; a different one is refused.
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
-    _emit(
-        report.as_dict(),
-        as_json,
-        lambda: click.echo(
-            f"imported {report.written} artifacts ({report.live} live, "
-            f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
-            f"{report.related} related edges"
-        ),
+    _emit(report.as_dict(), as_json, lambda: click.echo(_import_line(report.as_dict())))
+
+
+def _import_line(report: Mapping[str, Any]) -> str:
+    line = (
+        f"imported {report['written']} artifacts ({report['live']} live, "
+        f"{len(report['withdrawn_late'])} withdrawn: derived from withdrawn support), "
+        f"{report['related_edges']} related edges"
     )
+    if report["skipped"]:
+        line += f"; skipped {report['skipped']} stored already (identical)"
+    if report["discarded_interrupted"]:
+        line += (
+            f"; discarded {report['discarded_interrupted']} versions an interrupted run of "
+            "this import had staged (written again)"
+        )
+    return line
 
 
 @cli.command("record")
@@ -939,22 +951,54 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
 
 @cli.command("resume")
 @click.argument("event_id", required=False)
+@click.option(
+    "--import",
+    "import_id",
+    metavar="ID",
+    help="Only this interrupted import (also one started on another host).",
+)
+@click.option(
+    "--discard",
+    is_flag=True,
+    help="Discard interrupted imports even if every item was written (not publish them).",
+)
 @JSON_OPTION
 @QUIET_OPTION
 @click.pass_context
-def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: bool) -> None:
-    """Complete an interrupted event (or every open event of the namespace)."""
+def resume_cmd(
+    ctx: click.Context,
+    event_id: str | None,
+    import_id: str | None,
+    discard: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Complete an interrupted event (or every open event of the namespace), after
+    finishing or discarding the imports a killed process left open.
+
+    An import whose items were all written (only its final publication was missed) is
+    published; any other is discarded, nothing of it served: run the same file (or
+    batch) again to write it, skipping what is stored already. `--import ID` handles
+    that import alone, events untouched.
+    """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
-        reports = memory.resume(event_id, progress=progress)
+        imports = [] if event_id else memory.resume_imports(import_id, discard=discard)
+        reports = [] if import_id else memory.resume(event_id, progress=progress)
     data = [r.as_dict() for r in reports]
+    done = [i.as_dict() for i in imports]
 
     def human() -> None:
-        if not data:
+        for item in done:
+            click.echo(
+                f"import {item['import']}: {item['action']} ({item['staged']} of "
+                f"{item['count']} items staged; {item['detail']})"
+            )
+        if not data and not import_id:
             click.echo("no open events")
         for item in data:
             _print_report(item)
 
-    _emit(data, as_json, human)
+    _emit({"imports": done, "events": data} if done else data, as_json, human)
     _finish(reports, as_json)
 
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -147,6 +147,15 @@ class _Batch:
     import_id: str | None
     unit: str
 
+    @cached_property
+    def digest_hex(self) -> str:
+        return self.digest()
+
+    @property
+    def id(self) -> str:
+        """The import's id: as given, else its input's digest (the same input, the same id)."""
+        return self.import_id or self.digest_hex[:16]
+
 
 def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
     size = len(artifact.content.encode("utf-8"))
@@ -203,11 +212,10 @@ def _import_staged(
     report: ImportReport,
 ) -> None:
     """Stage every batch under an import record, then publish them in one transaction."""
-    digest = batch.digest()
-    report.import_id = batch.import_id or digest[:16]
+    report.import_id = batch.id
     own = frozenset(uid for uids in batches for uid in uids)
     key, report.discarded = importing.begin(
-        store, ns, report.import_id, digest=digest, count=len(own)
+        store, ns, batch.id, digest=batch.digest_hex, count=len(own)
     )
     pause = partial(_pause, writes.state_dir, report.import_id)
     write = _batch_writer(store, ns, on_stale, writes, stage=(key, own))
@@ -255,14 +263,13 @@ def _identical(
     them and how they differ, items stored different, deleted, or staged by another
     import."""
     first = importing.first_versions(store, [version_id(ns, u, 1) for u in uids])
-    own = importing.import_key(ns, batch.import_id) if batch.import_id else None
     refused: list[str] = []
     skipped: set[str] = set()
     for uids_chunk in store.batched(sorted(first)):
         for artifact in batch.load(uids_chunk):
             stored = first[artifact.uid]
             where = f"{batch.unit} {batch.skeleton.lines.get(artifact.uid, '?')}"
-            problem = _compare(ns, with_inputs(artifact, inputs[artifact.uid]), stored, own)
+            problem = _compare(ns, with_inputs(artifact, inputs[artifact.uid]), stored, batch)
             if problem is None:
                 skipped.add(artifact.uid)
             elif problem:
@@ -276,14 +283,12 @@ def _identical(
     return skipped
 
 
-def _compare(
-    ns: str, artifact: ArtifactIn, stored: Mapping[str, Any], own: str | None
-) -> str | None:
+def _compare(ns: str, artifact: ArtifactIn, stored: Mapping[str, Any], batch: _Batch) -> str | None:
     """None: stored identical; "": staged by an interrupted run of this same import (it
     is discarded and written again); else why the item is refused."""
     staged_by = stored.get("staged_by")
     if staged_by is not None:
-        if staged_by == own:
+        if staged_by == importing.import_key(ns, batch.id):
             return ""
         return (
             f"is staged by the unfinished import {staged_by.split('/', 1)[-1]!r}; finish or "
