@@ -28,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from memorepair import queries
-from memorepair.codec import canonical_json
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.graphs import topological
 from memorepair.store import LOCK_HEADS, Store, Tx
@@ -43,6 +42,8 @@ STAGE_RELATED = queries.named("importing/stage_related")
 LOCK_IMPORT = queries.named("importing/lock_import")
 STAGED_INPUT_KEYS = queries.named("importing/staged_input_keys")
 READ_STAGED = queries.named("importing/read_staged")
+UNSERVED_INPUTS = queries.named("importing/unserved_inputs")
+PUBLISH_SERVED = queries.named("importing/publish_served")
 PUBLISH_IMPORT = queries.named("importing/publish_import")
 END_IMPORT = queries.named("importing/end_import")
 DISCARD_STAGED = queries.named("importing/discard_staged")
@@ -75,7 +76,7 @@ def file_digest(path: Path) -> str:
 
 def items_digest(items: Iterable[Any]) -> str:
     """The digest of a batch given in memory (pydantic items, in order)."""
-    return digest_of(canonical_json(i.model_dump(mode="json")).encode() + b"\n" for i in items)
+    return digest_of(i.model_dump_json().encode() + b"\n" for i in items)
 
 
 # ---- running a batch again: identical items are skipped --------------------------------
@@ -99,7 +100,9 @@ def _norm(value: Any) -> Any:
     """Equal values compare equal whatever their stored form (1 and 1.0; [] and None)."""
     if isinstance(value, list | tuple):
         return [_norm(v) for v in value] or None
-    if isinstance(value, bool) or value is None:
+    if isinstance(value, bool):  # True == 1 in Python, not in what was recorded
+        return ("bool", value)
+    if value is None:
         return value
     if isinstance(value, int | float):
         return float(value)
@@ -232,13 +235,20 @@ def discard(store: Store, key: str, *, status: str, error: str | None = None) ->
 # ---- publication: the one transaction that serves a batch -------------------------------
 
 
-def publish(store: Store, key: str) -> list[dict[str, Any]]:
-    """Publish every staged version of the import `key` in one transaction; returns one
-    row per version (vid, uid, live, held_by)."""
+@dataclass(frozen=True)
+class Published:
+    """What a publication served: how many versions, and those it withdrew (by uid)."""
+
+    count: int
+    withdrawn: list[str]
+
+
+def publish(store: Store, key: str) -> Published:
+    """Publish every staged version of the import `key` in one transaction."""
     return store.transaction(lambda tx: _publish(tx, key))
 
 
-def _publish(tx: Tx, key: str) -> list[dict[str, Any]]:
+def _publish(tx: Tx, key: str) -> Published:
     found = tx.run(LOCK_IMPORT, key=key)
     state = found[0] if found else None
     if state is None or state["status"] != "open" or not state["written"]:
@@ -254,13 +264,18 @@ def _publish(tx: Tx, key: str) -> list[dict[str, Any]]:
     keys = [row["key"] for row in tx.run(STAGED_INPUT_KEYS, key=key)]
     for chunk in [keys[i : i + 10_000] for i in range(0, len(keys), 10_000)]:
         tx.run(LOCK_HEADS, keys=chunk)
-    rows = decide(tx.run(READ_STAGED, key=key))
-    tx.run(PUBLISH_IMPORT, key=key, rows=rows)
-    live = sum(1 for r in rows if r["live"])
-    tx.run(
-        END_IMPORT, key=key, status="published", live=live, withdrawn=len(rows) - live, error=None
-    )
-    return rows
+    [unserved] = tx.run(UNSERVED_INPUTS, key=key)
+    if not unserved["unserved"]:  # the common case: every version served, no decisions
+        [row] = tx.run(PUBLISH_SERVED, key=key)
+        published = Published(int(row["published"]), [])
+    else:
+        rows = decide(tx.run(READ_STAGED, key=key))
+        tx.run(PUBLISH_IMPORT, key=key, rows=rows)
+        published = Published(len(rows), [r["uid"] for r in rows if not r["live"]])
+    withdrawn = len(published.withdrawn)
+    live = published.count - withdrawn
+    tx.run(END_IMPORT, key=key, status="published", live=live, withdrawn=withdrawn, error=None)
+    return published
 
 
 def decide(staged: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -385,15 +400,15 @@ def _resume_one(
             "with --import once that process is gone",
         )
     if record.get("written") and staged == count and not discard_all:
-        rows = publish(store, key)
-        live = sum(1 for r in rows if r["live"])
+        published = publish(store, key)
+        withdrawn = len(published.withdrawn)
         return Resumed(
             base.import_id,
             "published",
             count,
             staged,
-            live,
-            len(rows) - live,
+            published.count - withdrawn,
+            withdrawn,
             "every version was written; only the publication was missed",
         )
     discard(store, key, status="discarded", error="interrupted; discarded by resume")

@@ -229,7 +229,10 @@ def _import_staged(
         importing.stage_related(store, key, _related_rows(ns, batch.skeleton))
         importing.mark_written(store, key, staged)
         pause("imported")  # all staged, the publication not yet run
-        report.add(importing.publish(store, key))
+        published = importing.publish(store, key)
+        report.written += published.count
+        report.live += published.count - len(published.withdrawn)
+        report.withdrawn_late += published.withdrawn
     except MemoRepairError as exc:
         importing.discard(store, key, status="failed", error=str(exc))
         raise
