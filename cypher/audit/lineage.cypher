@@ -1,5 +1,6 @@
 // Every version of one artifact, oldest first: visibility, the inputs it was built from,
-// and the events that withdrew (none: an empty list), staged or published it.
+// the events that withdrew (none: an empty list), staged or published it, and who made it (the principal that
+// recorded it, or that asked for the event that published it).
 // Browser: :param ns => 'default'; :param uid => 'summary-trip'
 // mode: read
 // params: $ns, $uid
@@ -17,5 +18,6 @@ RETURN a.version AS version,
                  WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded', 'Removed']][0],
                 'Withdrawn') AS visibility,
        a.kind AS kind, inputs, withdrawn_by, p.id AS published_by,
+       coalesce(a.by, p.by) AS by, toString(a.created_at) AS created_at,
        a.content IS NULL AS erased
 ORDER BY a.version

@@ -5,7 +5,7 @@ UNWIND $rows AS row
 CREATE (a:Artifact:Importing {vid: row.vid, key: row.key, ns: $ns, uid: row.uid,
         version: row.version, kind: row.kind, arch: row.arch, content: row.content,
         value: row.value, repair_cost: row.repair_cost, recipe: row.recipe, meta: row.meta,
-        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms,
+        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms, by: row.by,
         import_key: $key, embedding_model: row.embedding_model,
         embedding_dim: row.embedding_dim})
 WITH a, row

@@ -11,7 +11,7 @@ UNWIND $rows AS row
 CREATE (a:Artifact:Head {vid: row.vid, key: row.key, ns: $ns, uid: row.uid,
         version: row.version, kind: row.kind, arch: row.arch, content: row.content,
         value: row.value, repair_cost: row.repair_cost, recipe: row.recipe, meta: row.meta,
-        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms,
+        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms, by: row.by,
         embedding_model: CASE WHEN row.live THEN row.embedding_model END,
         embedding_dim: CASE WHEN row.live THEN row.embedding_dim END})
 FOREACH (_ IN CASE WHEN row.live THEN [1] ELSE [] END | SET a:Live)

@@ -8,7 +8,7 @@ UNWIND $rows AS row
 CREATE (a:Artifact:Head:Live {vid: row.vid, key: row.key, ns: $ns, uid: row.uid,
         version: row.version, kind: row.kind, arch: row.arch, content: row.content,
         value: row.value, repair_cost: row.repair_cost, recipe: row.recipe, meta: row.meta,
-        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms})
+        inputs: row.inputs, created_at: datetime(), meta_terms: row.meta_terms, by: row.by})
 WITH a, row
 UNWIND range(0, size(row.input_vids) - 1) AS pos
 MATCH (i:Artifact {vid: row.input_vids[pos]})

@@ -42,7 +42,7 @@ OPTIONAL CALL (ok, live, holders, inputs) {
   CREATE (a:Artifact:Head {vid: $row.vid, key: $row.key, ns: $ns, uid: $row.uid,
           version: 1, kind: $row.kind, arch: $row.arch, content: $row.content,
           value: $row.value, repair_cost: $row.repair_cost, recipe: $row.recipe,
-          meta: $row.meta, inputs: $row.inputs, created_at: datetime(),
+          meta: $row.meta, inputs: $row.inputs, created_at: datetime(), by: $row.by,
           meta_terms: $row.meta_terms,
           embedding_model: CASE WHEN live THEN $row.embedding_model END,
           embedding_dim: CASE WHEN live THEN $row.embedding_dim END})

@@ -10,11 +10,15 @@
         memory.retrieve(uid="sum-1")      # [] until a validated successor is republished
 
 Every CLI command is a thin shell over a method here, so whatever an operator does at
-the terminal a program can do too.
+the terminal a program can do too. Every operation passes the access check first
+(`access.py`): a store acts as one principal (`open_store(principal=...)`, by default
+the OS account, which owns every namespace), and `acting_as` gives a view of the same
+store for another principal or session (the MCP server makes one per request).
 """
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -22,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from memorepair import (
+    access,
     audit,
     embedding,
     events,
@@ -32,8 +37,11 @@ from memorepair import (
     toolschema,
 )
 from memorepair import changes as specs
+from memorepair.access import Access, Caller, Principal, check_principal, guarded
+from memorepair.bearer import loopback
 from memorepair.changes import EventLike
 from memorepair.codec import canonical_json
+from memorepair.credentials import KeyFile
 from memorepair.embedding import (
     EMBED_META,
     Embedder,
@@ -42,13 +50,15 @@ from memorepair.embedding import (
     build_embedder,
     embeds,
 )
-from memorepair.errors import InputError
+from memorepair.errors import ConfigError, InputError
 from memorepair.events import RepairReport
+from memorepair.importing import Resumed
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
 from memorepair.local.server import LocalServer
 from memorepair.model import (
     NS_PATTERN,
+    PIN,
     Artifact,
     ArtifactIn,
     EdgeIn,
@@ -78,6 +88,7 @@ __all__ = [
     "DEMO_NAMESPACE",
     "EMBED_META",
     "SEARCH_MAX_K",
+    "Caller",
     "DemoResult",
     "EventLike",
     "Hit",
@@ -86,15 +97,22 @@ __all__ = [
     "Migration",
     "OnStale",
     "Plan",
+    "Principal",
     "RepairReport",
+    "Resumed",
     "SearchMode",
     "Selector",
     "Served",
+    "authenticator",
     "canonical_json",
+    "check_principal",
     "connect",
     "embedder_for",
     "embeds",
+    "key_file",
+    "local_principal",
     "local_server",
+    "loopback",
     "open_store",
     "purge_local_server",
 ]
@@ -102,6 +120,10 @@ __all__ = [
 #: The search modes (`MemoryStore.search(mode=...)`), and the largest k one search takes.
 SearchMode = searching.Mode
 SEARCH_MAX_K = searching.MAX_K
+
+#: What a serving read handed out: anything with `uid` and `version` (an Artifact, a
+#: search Hit), a Served, a `(uid, version)` pair, or a `uid@N` pin or bare uid.
+ServedLike = Any
 
 
 def _quiet(step: str, done: int, total: int) -> None:
@@ -120,6 +142,8 @@ class MemoryStore:
         *,
         config: RepairConfig | None = None,
         embedder: Embedder | None = None,
+        access: Access | None = None,
+        caller: Caller | None = None,
     ) -> None:
         self.store = store
         self.ns = ns
@@ -131,17 +155,24 @@ class MemoryStore:
         self.config = config or RepairConfig.from_settings(settings)
         #: The one embedder of this connection (None: embeddings are off).
         self.embedder = embedder
+        #: The check every operation passes, and who this store acts as.
+        self.access = access or Access(store, owner=access_owner(settings))
+        self.caller = caller or Caller(local_principal(settings))
         #: What every write adds so search finds it (embedding, searchable meta terms).
         self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
         self._searcher = searching.Searcher(store, embedder)
-        #: Counts what serving reads return, off their latency path (shared by siblings).
+        #: Counts what serving reads return, off their latency path (shared by siblings),
+        #: and records who was served which version (`exposure`).
         self.uses = UseRecorder(
             store,
             enabled=settings.use_recording,
             flush_s=settings.use_flush_s,
             half_life_s=settings.value_half_life_h * 3600.0,
+            exposure=settings.exposure_recording,
+            retention_s=settings.exposure_retention_days * 86400.0,
         )
         self._owns_store = True
+        self._view = False
         #: Embeddings of fresh records written just after their commit (None: inline/off).
         self._backlog = (
             EmbeddingBacklog(store, embedder, settings.embedding_batch)
@@ -151,9 +182,14 @@ class MemoryStore:
 
     @property
     def _writes(self) -> recording.Writes:
-        """What recording writes with: search fields, content cap, the backlog."""
+        """What recording writes with: search fields, content cap, the backlog, this
+        store's principal (kept on every version it writes), where fault markers go."""
         return recording.Writes(
-            self.indexing, self.settings.max_content_bytes, self._backlog, self.config.state_dir
+            self.indexing,
+            self.settings.max_content_bytes,
+            self._backlog,
+            by=self._by,
+            state_dir=self.config.state_dir,
         )
 
     def namespace(self, ns: str) -> MemoryStore:
@@ -164,14 +200,50 @@ class MemoryStore:
             return self
         _check_namespace(ns)
         sibling = MemoryStore(
-            self.store, ns, self.registry, self.settings, config=self.config, embedder=self.embedder
+            self.store,
+            ns,
+            self.registry,
+            self.settings,
+            config=self.config,
+            embedder=self.embedder,
+            access=self.access,
+            caller=self.caller,
         )
         sibling.uses = self.uses
         sibling._owns_store = False
         sibling._backlog = self._backlog  # one writer per connection
         return sibling
 
+    def acting_as(
+        self, principal: Principal | str | None = None, *, session: str | None = None
+    ) -> MemoryStore:
+        """A view of this store (same namespace, connection and recorders) that acts as
+        another principal (a name is a local one) and/or session. Closing it does
+        nothing: this store owns everything it uses."""
+        view = copy.copy(self)
+        who = principal if principal is not None else self.caller.principal
+        view.caller = Caller(
+            who if isinstance(who, Principal) else Principal(who), access.session_id(session)
+        )
+        view._owns_store = False
+        view._view = True
+        return view
+
+    def whoami(self) -> dict[str, Any]:
+        """Who this store acts as, and the roles it holds on its namespace."""
+        principal = self.caller.principal
+        return {
+            "principal": principal.name,
+            "via": principal.via,
+            "session": self.caller.session,
+            "owner": self.access.is_owner(principal),
+            "namespace": self.ns,
+            "roles": [r for r in access.ROLES if r in self.access.roles(principal, self.ns)],
+        }
+
     def close(self) -> None:
+        if self._view:
+            return
         self._searcher.close()
         if self._owns_store:
             self.uses.close()  # the last buffered uses, before the driver goes
@@ -192,14 +264,17 @@ class MemoryStore:
         self.close()
 
     # ---- writing memory -----------------------------------------------------------
+    @guarded("schema")
     def apply_schema(self) -> list[str]:
         return self.store.apply_schema()
 
+    @guarded("clear")
     def clear(self) -> None:
         """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
         self.flush_embeddings()
         recording.clear(self.store, self.ns)
 
+    @guarded("record")
     def record(
         self, artifact: ArtifactIn | Mapping[str, Any], *, on_stale: OnStale = "withdraw"
     ) -> dict[str, Any]:
@@ -213,6 +288,7 @@ class MemoryStore:
         item = artifact if isinstance(artifact, ArtifactIn) else parse_artifact(artifact)
         return recording.record(self.store, self.ns, item, writes=self._writes, on_stale=on_stale)
 
+    @guarded("import")
     def record_many(
         self,
         items: Iterable[ArtifactIn | Mapping[str, Any]],
@@ -239,6 +315,7 @@ class MemoryStore:
             parse_items(items), progress, on_stale=on_stale, import_id=import_id
         )
 
+    @guarded("import")
     def import_items(
         self,
         items: Iterable[ArtifactIn | EdgeIn],
@@ -274,6 +351,7 @@ class MemoryStore:
             unit="item",
         )
 
+    @guarded("import")
     def import_file(
         self,
         path: Path,
@@ -295,15 +373,17 @@ class MemoryStore:
             import_id=import_id,
         )
 
+    @guarded("import")
     def resume_imports(
         self, import_id: str | None = None, *, discard: bool = False
-    ) -> list[importing.Resumed]:
+    ) -> list[Resumed]:
         """Finish or discard imports a killed process left open (or the one named): one
         whose every version was staged is published (unless `discard`), any other has its
         staged versions deleted, and running the same input again writes it whole. One
         still being written by a live process on this host is left alone."""
         return importing.resume(self.store, self.ns, import_id, discard_all=discard)
 
+    @guarded("export")
     def export_file(
         self,
         path: Path,
@@ -320,16 +400,23 @@ class MemoryStore:
         with create_private(path, force=force) as handle:
             return self.export_to(handle, progress=progress)
 
+    @guarded("export")
     def export_to(
         self, handle: TextIO, progress: Callable[[int, int], None] = lambda done, total: None
     ) -> int:
-        """Write the served memory as JSON Lines to an open text stream (e.g. stdout)."""
-        return retrieving.export(self.store, self.ns, handle, progress)
+        """Write the served memory as JSON Lines to an open text stream (e.g. stdout). What
+        it hands out counts as exposure (not as use: values stay the readers')."""
+
+        def served(versions: list[tuple[str, int]]) -> None:
+            self._note(versions, session=None, use=False)
+
+        return retrieving.export(self.store, self.ns, handle, progress, served)
 
     # ---- repair ---------------------------------------------------------------------
     def event(self, event: EventLike) -> RepairEventSpec:
         return specs.event_spec(event, self.ns)
 
+    @guarded("plan")
     def plan(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Plan:
@@ -337,6 +424,7 @@ class MemoryStore:
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
 
+    @guarded("plan")
     def preview(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> Preview:
@@ -346,6 +434,7 @@ class MemoryStore:
             self.store, self.registry, self.config, self.event(event), lam=lam, selector=selector
         )
 
+    @guarded("plan")
     def plan_view(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> show.CascadeView:
@@ -353,6 +442,7 @@ class MemoryStore:
         (`plan --diff`, `show --plan`). Writes nothing."""
         return show.from_preview(self.preview(event, lam=lam, selector=selector))
 
+    @guarded("plan")
     def plan_diff(
         self, event: EventLike, *, lam: float | None = None, selector: Selector | None = None
     ) -> dict[str, Any]:
@@ -361,6 +451,7 @@ class MemoryStore:
         preview = self.preview(event, lam=lam, selector=selector)
         return {**preview.plan.as_dict(), "diff": show.from_preview(preview).diff()}
 
+    @guarded("repair")
     def repair(
         self,
         event: EventLike,
@@ -370,6 +461,7 @@ class MemoryStore:
         progress: Progress = _quiet,
     ) -> RepairReport:
         self._require_embedder()
+        self.uses.flush_safely()  # this process's reads before the barrier: on record
         return repair.run(
             self.store,
             self.registry,
@@ -379,8 +471,10 @@ class MemoryStore:
             selector=selector,
             lam=lam,
             progress=progress,
+            by=self._by,
         )
 
+    @guarded("resume")
     def resume(
         self,
         event_id: str | None = None,
@@ -395,8 +489,10 @@ class MemoryStore:
             self.ns,
             event_id,
             progress=progress,
+            by=self._by,
         )
 
+    @guarded("retry")
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
         """Re-attempt what `event_id` left failed or blocked (a follow-up event), e.g.
         after installing the tool back-end a migration needed."""
@@ -409,8 +505,10 @@ class MemoryStore:
             self.ns,
             event_id,
             progress=progress,
+            by=self._by,
         )
 
+    @guarded("update")
     def update(
         self,
         uid: str,
@@ -438,6 +536,7 @@ class MemoryStore:
             progress=progress,
         )
 
+    @guarded("correct")
     def correct(
         self,
         changes: Sequence[Mapping[str, Any]],
@@ -464,6 +563,7 @@ class MemoryStore:
         found = self.retrieve(uid=specs.changed_uid(change), record_use=False)
         return found[0] if found else None
 
+    @guarded("forget")
     def forget(
         self,
         uids: str | Sequence[str],
@@ -479,12 +579,14 @@ class MemoryStore:
         spec = specs.deletion(roots, unknown=unknown, ns=self.ns, reason=reason, event_id=event_id)
         return self.repair(spec, progress=progress)
 
+    @guarded("record")
     def record_interface(self, tool: str, schema: Any, *, uid: str | None = None) -> dict[str, Any]:
         """Record a tool's interface (its schema) as an artifact, `tool:<name>` unless
         `uid` is given: what is derived from its calls lists it as an input, so a later
         `tool_migration` withdraws and repairs exactly that."""
         return self.record(specs.interface_record(tool, schema, uid=uid))
 
+    @guarded("migrate")
     def tool_migration(
         self,
         tool: str,
@@ -515,6 +617,7 @@ class MemoryStore:
         )
         return self.event(spec), migration
 
+    @guarded("migrate")
     def migrate_tool(
         self,
         tool: str,
@@ -541,10 +644,12 @@ class MemoryStore:
         )
         return spec, migration, self.plan(spec) if dry_run else self.repair(spec)
 
+    @guarded("audit")
     def report(self, event_id: str) -> RepairReport:
         return audit.report_of(self.store, self.ns, event_id)
 
     # ---- serving reads ----------------------------------------------------------------
+    @guarded("retrieve")
     def retrieve(
         self,
         *,
@@ -554,9 +659,11 @@ class MemoryStore:
         related: bool = False,
         limit: int = 20,
         record_use: bool = True,
+        session: str | None = None,
     ) -> list[Artifact]:
         """Live artifacts only: nothing withdrawn, staged, superseded or removed, ever.
-        What it returns counts as served (use recording, docs/values.md) unless
+        What it returns counts as served to this store's principal in `session` (default:
+        the store's), for use recording (docs/values.md) and `exposure`, unless
         `record_use` is False (the engine's own reads: a correction's base, a tool's
         interface records)."""
         found = retrieving.retrieve(
@@ -570,9 +677,10 @@ class MemoryStore:
             scan=self.settings.retrieve_scan,
         )
         if record_use:
-            self.record_use(a.uid for a in found)
+            self.record_use(found, session=session)
         return found
 
+    @guarded("search")
     def search(
         self,
         query: str,
@@ -586,14 +694,15 @@ class MemoryStore:
         related: bool = False,
         uid_prefix: str | None = None,
         record_use: bool = True,
+        session: str | None = None,
     ) -> list[searching.Hit]:
         """The k best served matches by meaning (`vector`), words (`text`) or both fused
         (`hybrid`), within the filters: never a withdrawn, staged, superseded or removed
         version. Each hit names the `uid@version` it ranked; `related=True` appends the
         served RELATED neighbours of the hits. `uid_prefix` keeps uids that start with it
         (exactly, in every path). `retrieve` stays for uid and substring reads. The hits
-        count as served (`record_use`); a caller that filters them further passes False
-        and records what it hands on itself.
+        count as served (`record_use`, to this store's principal in `session`); a caller
+        that filters them further passes False and records what it hands on itself.
         """
         f = searching.filters(
             self.ns,
@@ -607,13 +716,25 @@ class MemoryStore:
         self.flush_embeddings()  # this process finds what it recorded
         hits = self._searcher.search(query, k, f, mode, related)
         if record_use:
-            self.record_use(hit.uid for hit in hits)
+            self.record_use(hits, session=session)
         return hits
 
-    def record_use(self, uids: Iterable[str]) -> None:
-        """Count one use of each served uid (buffered; written in the background,
-        docs/values.md). Serving reads call it with what they returned."""
-        self.uses.note(self.ns, uids)
+    @guarded("retrieve")
+    def record_use(self, served: Iterable[ServedLike], *, session: str | None = None) -> None:
+        """Count one use of each served version, and that this store's principal was
+        served it in `session` (default: the store's session). Buffered, written in the
+        background (docs/values.md). Serving reads call it with what they returned: items
+        with `uid` and `version`, `(uid, version)` pairs or `uid@N` pins (a bare uid
+        counts its served version now)."""
+        self._note(served, session=session, use=True)
+
+    def _note(self, served: Iterable[ServedLike], *, session: str | None, use: bool) -> None:
+        pairs, bare = _versions(served)
+        if bare:
+            now = retrieving.served(self.store, self.ns, bare)
+            pairs += [(uid, s.artifact.version) for uid, s in now.items()]
+        chosen = self.caller.session if session is None else access.session_id(session)
+        self.uses.note(self.ns, pairs, (self.caller.principal.name, chosen), use=use)
 
     def flush_use(self) -> int:
         """Write the buffered use counts now (the background flush does it every
@@ -631,10 +752,13 @@ class MemoryStore:
         `bookmarks()`); returns once the server that serves reads holds them."""
         self.store.await_bookmarks(bookmarks)
 
+    @guarded("retrieve")
     def served(self, uids: Sequence[str]) -> dict[str, Served]:
-        """The served version of each uid that has one, with its uid's times (one read)."""
+        """The served version of each uid that has one, with its uid's times (one read).
+        Not a use: a caller that hands them on records that (`record_use`)."""
         return retrieving.served(self.store, self.ns, uids)
 
+    @guarded("retrieve")
     def list_served(self, *, uid_prefix: str = "", skip: int = 0, limit: int = 100) -> list[Served]:
         """Served versions whose uid starts with `uid_prefix`, most recently published
         first, one page (`skip`, `limit`)."""
@@ -642,11 +766,13 @@ class MemoryStore:
             self.store, self.ns, uid_prefix=uid_prefix, skip=skip, limit=limit
         )
 
+    @guarded("retrieve")
     def served_paths(self, uid_prefix: str = "") -> list[list[str]]:
         """The distinct '/'-separated paths above the served uids starting with `uid_prefix`
         (`a/b/key` lies under `[a, b]`)."""
         return retrieving.paths(self.store, self.ns, uid_prefix)
 
+    @guarded("reindex")
     def reindex(
         self, *, force: bool = False, progress: Callable[[int, int], None] = lambda d, t: None
     ) -> reindexing.ReindexReport:
@@ -662,10 +788,12 @@ class MemoryStore:
             progress=progress,
         )
 
+    @guarded("schema")
     def compact_vector_index(self) -> float:
         """Rebuild the vector index in one bulk population (after bulk writes: fewer,
         larger segments answer faster); every namespace's, since the index is shared.
-        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds."""
+        Vector search stays exact meanwhile (the exhaustive path). Returns the seconds.
+        Needs the admin role (as `apply_schema`): the index serves every namespace."""
         self.flush_embeddings()
         return reindexing.compact(self.store)
 
@@ -675,15 +803,18 @@ class MemoryStore:
         embedding.require_space(self.store, self.ns, self.indexing.space)
 
     # ---- audit ------------------------------------------------------------------------
+    @guarded("status")
     def counts(self) -> dict[str, int]:
         return retrieving.counts(self.store, self.ns)
 
+    @guarded("status")
     def status(self, event_id: str | None = None) -> dict[str, Any]:
         """Artifacts by visibility and the events not completed yet (`memorepair status`);
         with `event_id`, that event's cascade by outcome too (under "event")."""
         data: dict[str, Any] = {
             "namespace": self.ns,
             "server": self.store.uri,
+            "principal": self.caller.principal.name,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
@@ -692,6 +823,7 @@ class MemoryStore:
             data["event"] = {"id": event_id, "sets": self.audit_event(event_id)}
         return data
 
+    @guarded("audit")
     def check(self, erasure_event_id: str | None = None) -> dict[str, Any]:
         """The barrier invariant (`ok`: nothing served depends on invalidated support);
         with `erasure_event_id`, also that event's proof that no copy of the erased text
@@ -704,17 +836,28 @@ class MemoryStore:
             data["ok"] = data["ok"] and bool(erasure["ok"])
         return data
 
+    @guarded("audit")
     def audit_events(self) -> list[dict[str, Any]]:
         return audit.events(self.store, self.ns)
 
+    @guarded("audit")
+    def event_record(self, event_id: str) -> dict[str, Any]:
+        """One event's record: type, status, phase, who asked (`by`), why, when."""
+        record = events.record(self.store, self.ns, event_id)
+        keep = ("id", "type", "status", "phase", "by", "reason", "created_at", "retry_of")
+        return {k: _plain(record.get(k)) for k in keep}
+
+    @guarded("audit")
     def audit_event(self, event_id: str) -> dict[str, list[dict[str, Any]]]:
         return audit.event_sets(self.store, self.ns, event_id)
 
+    @guarded("show")
     def show(self, event_id: str) -> show.CascadeView:
         """A recorded event's cascade, node by node: outcome, facts and content change."""
         record, rows = audit.event_cascade(self.store, self.ns, event_id)
         return show.from_audit(record, rows)
 
+    @guarded("lineage")
     def lineage(self, uid: str, *, missing_ok: bool = False) -> list[dict[str, Any]]:
         """Every version of `uid`, oldest first; an unknown uid is an error unless
         `missing_ok` (then [])."""
@@ -725,16 +868,27 @@ class MemoryStore:
                 return []
             raise
 
+    @guarded("audit")
     def still_withdrawn(self) -> list[dict[str, Any]]:
         return audit.still_withdrawn(self.store, self.ns)
 
+    @guarded("audit")
     def audit_erasure(self, event_id: str) -> dict[str, Any]:
         """An erasing event's record and its proof: no copy of the erased text anywhere in
         the namespace (every property of every node and relationship scanned)."""
         return audit.erasure(self.store, self.ns, event_id)
 
+    @guarded("audit")
     def stale_served(self) -> list[dict[str, Any]]:
         return audit.stale_served(self.store, self.ns)
+
+    @guarded("exposure")
+    def exposure(self, event_id: str) -> dict[str, Any]:
+        """Who was served the versions `event_id` withdrew, before its barrier: per version,
+        principal and session the reads, first and last time, most read first, and totals
+        per principal (ids and times only; `memorepair audit exposure`)."""
+        self.uses.flush_safely()  # this process's own reads count too
+        return audit.exposure(self.store, self.ns, event_id)
 
     def demo(
         self,
@@ -750,6 +904,29 @@ class MemoryStore:
         return run_demo(
             self, clear_after=clear_after, imported=imported, before=before, after=after
         )
+
+    # ---- grants (admin) --------------------------------------------------------------------
+    def grants(self, principal: str | None = None) -> list[dict[str, Any]]:
+        """The grants this store's principal may see (its own, and every grant on the
+        patterns it administers; the owner sees all), optionally of one principal."""
+        return [g.as_dict() for g in self.access.grants(self.caller, principal)]
+
+    def set_grant(self, principal: str, pattern: str, roles: Sequence[str]) -> dict[str, Any]:
+        """Give `principal` exactly `roles` on namespace `pattern` (a namespace, `prefix*`
+        or `*`); needs admin on a pattern covering it."""
+        return self.access.set_grant(self.caller, principal, pattern, roles).as_dict()
+
+    def revoke_grant(
+        self, principal: str, pattern: str, roles: Sequence[str] | None = None
+    ) -> dict[str, Any]:
+        """Take `roles` (all when None) back from `principal` on `pattern`."""
+        kept = self.access.revoke_grant(self.caller, principal, pattern, roles)
+        return {"principal": principal, "pattern": pattern, "roles": list(kept)}
+
+    @property
+    def _by(self) -> str:
+        """The principal this store's writes and events are recorded as made by."""
+        return self.caller.principal.name
 
     # ---- plugins ------------------------------------------------------------------------
     def register_operator(self, operator: Operator, *, first: bool = False) -> None:
@@ -791,9 +968,16 @@ def purge_local_server(
 
 
 def open_store(
-    ns: str | None = None, settings: Settings | None = None, **overrides: Any
+    ns: str | None = None,
+    settings: Settings | None = None,
+    *,
+    principal: Principal | str | None = None,
+    session: str | None = None,
+    **overrides: Any,
 ) -> MemoryStore:
-    """Connect to the configured Neo4j (or the local server) for one namespace.
+    """Connect to the configured Neo4j (or the local server) for one namespace, acting as
+    `principal` (a name is a local principal; default MEMOREPAIR_PRINCIPAL, else the OS
+    account) in `session` (kept on use records: who was served what).
 
     The clients are built here, once: the connection (`connect`), the embedder
     (`embedder_for`; none with MEMOREPAIR_EMBEDDINGS=false) and the operator registry;
@@ -810,7 +994,19 @@ def open_store(
 
         register_tools(registry)
     config = RepairConfig.from_settings(resolved)
-    return MemoryStore(store, namespace, registry, resolved, config=config, embedder=embedder)
+    who = principal if principal is not None else local_principal(resolved)
+    return MemoryStore(
+        store,
+        namespace,
+        registry,
+        resolved,
+        config=config,
+        embedder=embedder,
+        access=Access(store, owner=access_owner(resolved)),
+        caller=Caller(
+            who if isinstance(who, Principal) else Principal(who), access.session_id(session)
+        ),
+    )
 
 
 def connect(settings: Settings) -> Store:
@@ -843,3 +1039,67 @@ def embedder_for(settings: Settings) -> Embedder:
         dimension=settings.embedding_dimension,
         batch_size=settings.embedding_batch,
     )
+
+
+def local_principal(settings: Settings) -> Principal:
+    """Who the local surfaces act as: MEMOREPAIR_PRINCIPAL, else the OS account."""
+    return Principal(settings.principal or access.os_user(), "local")
+
+
+def access_owner(settings: Settings) -> str | None:
+    """The owner (admin everywhere on local surfaces): MEMOREPAIR_OWNER, else the OS
+    account; an empty MEMOREPAIR_OWNER means nobody."""
+    return access.os_user() if settings.owner is None else settings.owner or None
+
+
+def key_file(settings: Settings) -> KeyFile:
+    """The principals file (API keys and revocations): `memorepair principals`."""
+    return KeyFile(settings.principals_file or settings.state_dir / "principals.json")
+
+
+def authenticator(settings: Settings, *, resource_url: str) -> Any:
+    """The bearer-token check of `memorepair mcp --http` (`bearer.Authenticator`): API
+    keys from the principals file, and JWTs when MEMOREPAIR_AUTH_ISSUER is set."""
+    from memorepair import bearer
+
+    jwt = None
+    if settings.auth_issuer is not None:
+        if settings.auth_jwks_url is None:
+            raise ConfigError(
+                "MEMOREPAIR_AUTH_ISSUER is set but MEMOREPAIR_AUTH_JWKS_URL is not: name the "
+                "issuer's JWKS (its jwks_uri)"
+            )
+        jwt = bearer.JwtConfig(
+            issuer=settings.auth_issuer,
+            jwks_url=settings.auth_jwks_url,
+            audience=settings.auth_audience or resource_url,
+            algorithms=tuple(settings.auth_algorithms),
+            principal_claim=settings.auth_principal_claim,
+            leeway_s=settings.auth_leeway_s,
+        )
+    return bearer.Authenticator(key_file(settings), jwt)
+
+
+def _plain(value: Any) -> Any:
+    """A Neo4j temporal value as text; anything else as it is."""
+    return str(value) if hasattr(value, "to_native") else value
+
+
+def _versions(served: Iterable[ServedLike]) -> tuple[list[tuple[str, int]], list[str]]:
+    """(uid, version) of each served item, and the bare uids whose version is unknown."""
+    pairs: list[tuple[str, int]] = []
+    bare: list[str] = []
+    for item in served:
+        if isinstance(item, Served):
+            pairs.append((item.artifact.uid, item.artifact.version))
+        elif isinstance(item, tuple):
+            pairs.append((str(item[0]), int(item[1])))
+        elif isinstance(item, str):
+            pin = PIN.match(item)
+            if pin:
+                pairs.append((pin["uid"], int(pin["version"])))
+            else:
+                bare.append(item)
+        else:
+            pairs.append((str(item.uid), int(item.version)))
+    return pairs, bare

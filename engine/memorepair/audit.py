@@ -7,6 +7,8 @@ the same trail, so a report never says more than an auditor can check.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from memorepair import erasure as erasure_step
@@ -24,6 +26,7 @@ LINEAGE = queries.named("audit/lineage")
 STALE_SERVED = queries.named("audit/stale_served")
 STILL_WITHDRAWN = queries.named("audit/still_withdrawn")
 ERASURE = queries.named("audit/erasure")
+EXPOSURE = queries.named("audit/exposure")
 
 
 def events(store: Store, ns: str) -> list[dict[str, Any]]:
@@ -114,3 +117,81 @@ def erasure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
         "copies": copies,
         "ok": not copies,
     }
+
+
+def exposure(store: Store, ns: str, event_id: str) -> dict[str, Any]:
+    """Who was served the versions an event withdrew, before its barrier took them out.
+
+    For every withdrawn version that was read: each principal and session, its reads,
+    and the first and last read's time, most read first; and per principal the totals.
+    The match is by version, not by time: a withdrawn version is never served again, so
+    a record of it is a read from before the barrier whatever the clocks say (the times
+    are the reading process's, recorded when the read returned).
+    """
+    event = record(store, ns, event_id)  # an unknown event is an error
+    rows = [_exposure_row(row) for row in store.read(EXPOSURE, ns=ns, event=event_id)]
+    versions = {(r["uid"], r["version"]) for r in rows}
+    return {
+        "event": event_id,
+        "type": event.get("type"),
+        "by": event.get("by"),
+        "created_at": event.get("created_at"),
+        "barrier_at": _text_time(event.get("withdrawn_at")),
+        "withdrawn": int(event.get("withdrawn") or 0),
+        "exposed_versions": len(versions),
+        "reads": sum(r["reads"] for r in rows),
+        "principals": _by_principal(rows),
+        "exposures": rows,
+    }
+
+
+def _exposure_row(row: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        **{k: row[k] for k in ("uid", "version", "outcome", "root", "published_at")},
+        "principal": row["principal"],
+        "session": row["session"],
+        "reads": int(row["reads"]),
+        "first_at": _epoch_text(row["first_at"]),
+        "last_at": _epoch_text(row["last_at"]),
+    }
+
+
+def _by_principal(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per principal: reads, distinct versions and sessions, first and last read."""
+    totals: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        entry = totals.setdefault(
+            row["principal"],
+            {"reads": 0, "versions": set(), "sessions": set(), "first_at": None, "last_at": None},
+        )
+        entry["reads"] += row["reads"]
+        entry["versions"].add(f"{row['uid']}@{row['version']}")
+        entry["sessions"].add(row["session"])
+        entry["first_at"] = min(filter(None, (entry["first_at"], row["first_at"])))
+        entry["last_at"] = max(filter(None, (entry["last_at"], row["last_at"])))
+    summary = [
+        {
+            "principal": name,
+            "reads": entry["reads"],
+            "versions": sorted(entry["versions"]),
+            "sessions": sorted(s or "" for s in entry["sessions"]),
+            "first_at": entry["first_at"],
+            "last_at": entry["last_at"],
+        }
+        for name, entry in totals.items()
+    ]
+    return sorted(summary, key=lambda e: (-e["reads"], e["principal"]))
+
+
+def _epoch_text(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(float(seconds), UTC).isoformat(timespec="milliseconds")
+
+
+def _text_time(value: Any) -> str | None:
+    """A Neo4j DateTime (or None) as ISO 8601 text."""
+    if value is None:
+        return None
+    native = value.to_native() if hasattr(value, "to_native") else value
+    return native.isoformat() if isinstance(native, datetime) else str(native)

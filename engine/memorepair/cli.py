@@ -1,7 +1,8 @@
 """`memorepair`: the command line, one thin command per API call.
 
 Errors of the package are caught once, in `main`, and printed as one line (exit 1; 2 for
-bad input); `--debug` shows the trace. Every command that prints data takes `--json`.
+bad input; 6 when the acting principal lacks the role); `--debug` shows the trace. Every
+command that prints data takes `--json`.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from memorepair.errors import ConfigError, InputError, MemoRepairError
+from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
 from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # the API is imported when a command runs (`--help` stays fast)
-    from memorepair.api import MemoryStore, OnStale, RepairReport, SearchMode, Selector
+    from memorepair.api import MemoryStore, OnStale, RepairReport, Resumed, SearchMode, Selector
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -147,10 +148,30 @@ QUIET_OPTION = click.option(
     help="Read settings from this file too [env MEMOREPAIR_ENV_FILE; no file by default: "
     "a .env in the working directory is ignored].",
 )
+@click.option(
+    "--principal",
+    "principal",
+    default=None,
+    help="Act as this principal (its grants apply) [env MEMOREPAIR_PRINCIPAL; default: "
+    "the OS account, which owns every namespace].",
+)
+@click.option(
+    "--session",
+    envvar="MEMOREPAIR_SESSION",
+    default=None,
+    help="A session id kept on what reads serve, for `audit exposure` [env MEMOREPAIR_SESSION].",
+)
 @click.option("--debug", is_flag=True, help="Show the full trace on errors.")
 @click.version_option(package_name="memorepair")
 @click.pass_context
-def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) -> None:
+def cli(
+    ctx: click.Context,
+    ns: str | None,
+    env_file: Path | None,
+    principal: str | None,
+    session: str | None,
+    debug: bool,
+) -> None:
     """Barrier-first cascade repair for agent memory stored in Neo4j.
 
     When a source artifact is deleted, corrected or invalidated by a tool migration,
@@ -169,6 +190,12 @@ def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) 
       memorepair search "QUERY" -k 10     # best served matches: meaning + words
       memorepair show EVENT_ID            # the cascade as a page (HTML; mermaid, dot)
       memorepair retrieve --uid UID       # serving read: live artifacts only
+      memorepair grants set agent-7 team-a reader,writer   # who may do what
+      memorepair audit exposure EVENT_ID  # who read what this event withdrew
+
+    Every command acts as a principal (--principal; the OS account by default, which
+    owns every namespace) and needs a role in the namespace (`memorepair grants --help`);
+    without it the command changes nothing and exits 6.
 
     Configuration comes from MEMOREPAIR_* variables, NEO4J_URI / NEO4J_USERNAME /
     NEO4J_PASSWORD / NEO4J_DATABASE, and an env file only if you name one (--env-file);
@@ -178,6 +205,8 @@ def cli(ctx: click.Context, ns: str | None, env_file: Path | None, debug: bool) 
     ctx.obj["debug"] = debug
     ctx.obj["ns"] = ns
     ctx.obj["env_file"] = env_file
+    ctx.obj["principal"] = principal
+    ctx.obj["session"] = session
 
 
 def _env_file() -> Path | None:
@@ -188,7 +217,11 @@ def _env_file() -> Path | None:
 
 
 def _settings() -> Settings:
-    return load_settings(env_file=_env_file())
+    ctx = click.get_current_context(silent=True)
+    obj = ctx.find_root().obj if ctx is not None else None
+    chosen = obj.get("principal") if isinstance(obj, dict) else None
+    overrides: dict[str, object] = {} if chosen is None else {"principal": chosen}
+    return load_settings(env_file=_env_file(), **overrides)
 
 
 # ---- configuration -----------------------------------------------------------------------
@@ -233,7 +266,7 @@ def config_show(as_json: bool) -> None:
 def _memory(ctx: click.Context) -> Iterator[MemoryStore]:
     from memorepair.api import open_store
 
-    memory = open_store(ns=ctx.obj.get("ns"), settings=_settings())
+    memory = open_store(ns=ctx.obj.get("ns"), settings=_settings(), session=ctx.obj.get("session"))
     try:
         yield memory
     finally:
@@ -982,7 +1015,7 @@ def resume_cmd(
     that import alone, events untouched.
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
-        imports = [] if event_id else memory.resume_imports(import_id, discard=discard)
+        imports = [] if event_id else _resume_imports(memory, import_id, discard)
         reports = [] if import_id else memory.resume(event_id, progress=progress)
     data = [r.as_dict() for r in reports]
     done = [i.as_dict() for i in imports]
@@ -1002,6 +1035,17 @@ def resume_cmd(
     _finish(reports, as_json)
 
 
+def _resume_imports(memory: MemoryStore, import_id: str | None, discard: bool) -> list[Resumed]:
+    """The imports to finish or discard; a principal who may resume events but not
+    import (a curator) resumes the events alone, unless it names an import."""
+    try:
+        return memory.resume_imports(import_id, discard=discard)
+    except AccessDeniedError:
+        if import_id is not None:
+            raise
+        return []
+
+
 @cli.command("status")
 @JSON_OPTION
 @click.pass_context
@@ -1015,8 +1059,12 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
         click.echo(
             f"namespace {data['namespace']} on {data['server']}\n  "
             + "  ".join(f"{k} {v}" for k, v in counts.items())
+            + f"\n  acting as {data['principal']}"
             + "\n  open events: "
-            + (", ".join(f"{e['id']} ({e['phase']})" for e in open_events) or "none")
+            + (
+                ", ".join(f"{e['id']} ({e['phase']}) by {e['by'] or '?'}" for e in open_events)
+                or "none"
+            )
         )
         withdrawn = data["withdrawn"]
         click.echo(f"  still withdrawn: {len(withdrawn) or 'nothing'}")
@@ -1227,6 +1275,7 @@ def audit_events(ctx: click.Context, as_json: bool) -> None:
         lambda: _lines(
             f"{r['event']:<24} {r['type']:<8} {r['status']:<10} phase {r['phase']:<10} "
             f"withdrawn {r['withdrawn'] or 0} published {r['published'] or 0}"
+            f"  by {r['by'] or '?'}"
             for r in rows
         ),
     )
@@ -1240,8 +1289,14 @@ def audit_event(ctx: click.Context, event_id: str, as_json: bool) -> None:
     """One event's cascade by outcome: published, removed, failed, blocked, unselected, ..."""
     with _memory(ctx) as memory:
         sets = memory.audit_event(event_id)
+        record = memory.event_record(event_id)
 
     def human() -> None:
+        click.echo(
+            f"event {record['id']} ({record['type']}, {record['status']}) asked by "
+            f"{record['by'] or '?'} at {record['created_at']}"
+            + (f": {record['reason']}" if record["reason"] else "")
+        )
         for outcome, items in sets.items():
             click.echo(f"{outcome} ({len(items)})")
             for item in items:
@@ -1252,7 +1307,7 @@ def audit_event(ctx: click.Context, event_id: str, as_json: bool) -> None:
                     f"{_figures(item)}{why}"
                 )
 
-    _emit(sets, as_json, human)
+    _emit({**sets, "event": record}, as_json, human)
 
 
 def _figures(item: dict[str, Any]) -> str:
@@ -1279,6 +1334,7 @@ def audit_lineage(ctx: click.Context, uid: str, as_json: bool) -> None:
         as_json,
         lambda: _lines(
             f"v{r['version']} {r['visibility']:<10} inputs {', '.join(r['inputs']) or '-'}"
+            + f"  by {r['by'] or '?'}"
             + (f"  published by {r['published_by']}" if r["published_by"] else "")
             for r in rows
         ),
@@ -1372,15 +1428,254 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
         sys.exit(4)
 
 
+@audit.command("exposure")
+@click.argument("event_id")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 1_000_000),
+    default=50,
+    show_default=True,
+    help="Rows printed (most read first); --json lists all.",
+)
+@JSON_OPTION
+@click.pass_context
+def audit_exposure(ctx: click.Context, event_id: str, limit: int, as_json: bool) -> None:
+    """Who was served what an event withdrew, before its barrier took it out.
+
+    For every withdrawn version that was read: which principal, in which session (an MCP
+    session, a LangGraph thread, --session), how many reads, first and last time, most
+    read first; then the totals per principal. Ids and times only, never content. The
+    reads are matched by version: a withdrawn version is never served again, so whoever
+    read it read it before the barrier. Needs the auditor role.
+    """
+    with _memory(ctx) as memory:
+        report = memory.exposure(event_id)
+
+    def human() -> None:
+        click.echo(
+            f"event {report['event']} ({report['type']}) asked by {report['by'] or '?'}, "
+            f"barrier at {report['barrier_at']}: {report['withdrawn']} versions withdrawn, "
+            f"{report['exposed_versions']} of them read {report['reads']} times"
+        )
+        if not report["exposures"]:
+            click.echo("  nobody was served any of them")
+            return
+        click.echo("  per principal (most exposed first):")
+        for row in report["principals"]:
+            click.echo(
+                f"    {row['principal']:<24} {row['reads']:>6} reads  {len(row['versions'])} "
+                f"versions  {len(row['sessions'])} sessions  {row['first_at']} .. {row['last_at']}"
+            )
+        click.echo("  per version, principal and session:")
+        for row in report["exposures"][:limit]:
+            click.echo(
+                f"    {row['uid']}@{row['version']:<4} {row['outcome']:<14} "
+                f"{row['principal']:<20} {row['session'] or '-':<38} {row['reads']:>5} reads  "
+                f"{row['first_at']} .. {row['last_at']}"
+            )
+        if len(report["exposures"]) > limit:
+            click.echo(f"    ... and {len(report['exposures']) - limit} more (--json lists all)")
+
+    _emit(report, as_json, human)
+
+
+# ---- sharing: grants and principals --------------------------------------------------------
+@cli.group()
+def grants() -> None:
+    """Who may do what, per namespace: roles granted to principals.
+
+    \b
+    Roles: reader   search, get, lineage, export
+           writer   record, update, import
+           curator  delete (forget), correct, migrate, repair, retry, resume, reindex
+           auditor  audit, show, plan, status, exposure
+           admin    grants, clear, schema, reindex --compact (and every role above)
+    A pattern is a namespace (team-a), a prefix (team-*) or * (all). The owner
+    (MEMOREPAIR_OWNER, default the OS account) holds admin everywhere from the CLI,
+    stdio MCP and Python; over HTTP a principal holds only what is granted here.
+    """
+
+
+def _roles(text: str) -> list[str]:
+    return [r.strip() for r in text.split(",") if r.strip()]
+
+
+@grants.command("show")
+@click.argument("principal", required=False)
+@JSON_OPTION
+@click.pass_context
+def grants_show(ctx: click.Context, principal: str | None, as_json: bool) -> None:
+    """The grants you may see (all for the owner), or one principal's; and who you are."""
+    with _memory(ctx) as memory:
+        rows = memory.grants(principal)
+        me = memory.whoami()
+    data = {"you": me, "grants": rows}
+
+    def human() -> None:
+        click.echo(
+            f"you are {me['principal']} ({me['via']}"
+            + (", owner: admin everywhere" if me["owner"] else "")
+            + f"); roles in {me['namespace']}: {', '.join(me['roles']) or 'none'}"
+        )
+        _lines(
+            (
+                f"  {r['principal']:<24} {r['pattern']:<20} {','.join(r['roles']):<32} "
+                f"by {r['granted_by']} at {r['granted_at']}"
+                for r in rows
+            ),
+            empty="  no grants",
+        )
+
+    _emit(data, as_json, human)
+
+
+@grants.command("set")
+@click.argument("principal")
+@click.argument("pattern")
+@click.argument("roles")
+@JSON_OPTION
+@click.pass_context
+def grants_set(ctx: click.Context, principal: str, pattern: str, roles: str, as_json: bool) -> None:
+    """Give PRINCIPAL exactly ROLES (comma-separated) on namespace PATTERN.
+
+    \b
+    memorepair grants set agent-7 team-a reader,writer
+    memorepair grants set auditor-bot '*' auditor
+    Replaces the roles PRINCIPAL held on PATTERN. Needs admin on a pattern covering it.
+    """
+    with _memory(ctx) as memory:
+        grant = memory.set_grant(principal, pattern, _roles(roles))
+    _emit(
+        grant,
+        as_json,
+        lambda: click.echo(
+            f"{grant['principal']} holds {','.join(grant['roles'])} on {grant['pattern']}"
+        ),
+    )
+
+
+@grants.command("revoke")
+@click.argument("principal")
+@click.argument("pattern")
+@click.argument("roles", required=False)
+@JSON_OPTION
+@click.pass_context
+def grants_revoke(
+    ctx: click.Context, principal: str, pattern: str, roles: str | None, as_json: bool
+) -> None:
+    """Take ROLES (comma-separated; all when omitted) back from PRINCIPAL on PATTERN."""
+    with _memory(ctx) as memory:
+        left = memory.revoke_grant(principal, pattern, None if roles is None else _roles(roles))
+    _emit(
+        left,
+        as_json,
+        lambda: click.echo(
+            f"{principal} now holds {','.join(left['roles']) or 'nothing'} on {pattern}"
+        ),
+    )
+
+
+@cli.group()
+def principals() -> None:
+    """API keys for `memorepair mcp --http` (small deployments; JWTs need none of this).
+
+    Keys are kept only as salted Argon2id hashes in MEMOREPAIR_PRINCIPALS_FILE
+    (<state>/principals.json, mode 0600). A key is printed once, when it is made.
+    Revoking a principal refuses its keys and its JWTs from the next request on.
+    Roles come from `memorepair grants`, not from here.
+    """
+
+
+@principals.command("add")
+@click.argument("name")
+@click.option("--another-key", is_flag=True, help="Give an existing principal one more key.")
+@JSON_OPTION
+def principals_add(name: str, another_key: bool, as_json: bool) -> None:
+    """Make an API key for principal NAME and print it (once: it is not kept)."""
+    from memorepair.api import check_principal, key_file, local_principal
+
+    settings = _settings()
+    check_principal(name)
+    keys = key_file(settings)
+    key_id, key = keys.add(name, by=local_principal(settings).name, another_key=another_key)
+    data = {"principal": name, "key_id": key_id, "key": key, "file": str(keys.path)}
+
+    def human() -> None:
+        click.echo(f"principal {name}: key {key_id} added to {keys.path}")
+        click.echo(f"  {key}")
+        click.echo("this key is shown once; clients send it as 'Authorization: Bearer <key>'")
+        click.echo(f"grant roles with: memorepair grants set {name} NAMESPACE reader,writer")
+
+    _emit(data, as_json, human)
+
+
+@principals.command("list")
+@JSON_OPTION
+def principals_list(as_json: bool) -> None:
+    """Principals of the principals file: key ids, when added, whether revoked."""
+    from memorepair.api import key_file
+
+    rows = [p.as_dict() for p in key_file(_settings()).principals()]
+    _emit(
+        rows,
+        as_json,
+        lambda: _lines(
+            (
+                f"{r['name']:<24} "
+                + (f"REVOKED at {r['revoked_at']}" if r["revoked_at"] else "active")
+                + f"  keys {', '.join(k['id'] for k in r['keys']) or '-'}  added {r['added_at']}"
+                for r in rows
+            ),
+            empty="no principals (memorepair principals add NAME)",
+        ),
+    )
+
+
+@principals.command("revoke")
+@click.argument("name")
+@click.option("--key", "key_id", help="Revoke only this key (its id), not the principal.")
+@JSON_OPTION
+def principals_revoke(name: str, key_id: str | None, as_json: bool) -> None:
+    """Revoke principal NAME: its keys and its JWTs get 401 from the next request on."""
+    from memorepair.api import check_principal, key_file
+
+    check_principal(name)
+    info = key_file(_settings()).revoke(name, key_id=key_id).as_dict()
+    what = f"key {key_id} of {name}" if key_id else f"principal {name}"
+    _emit(info, as_json, lambda: click.echo(f"revoked {what}"))
+
+
 # ---- agents ------------------------------------------------------------------------------
 @cli.command("mcp")
-@click.option("--http", is_flag=True, help="Serve streamable HTTP on 127.0.0.1 instead of stdio.")
+@click.option("--http", is_flag=True, help="Serve streamable HTTP instead of stdio.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on with --http; other than loopback needs --tls-cert/--tls-key.",
+)
 @click.option(
     "--port",
     type=click.IntRange(1, 65535),
     default=8765,
     show_default=True,
-    help="The port --http listens on (127.0.0.1 only).",
+    help="The port --http listens on.",
+)
+@click.option(
+    "--dev-no-auth",
+    is_flag=True,
+    help="Development only: serve --http without authentication, on loopback only, as "
+    "the local principal (any local user can then act as you).",
+)
+@click.option(
+    "--tls-cert",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM certificate for --http over TLS (needed off loopback).",
+)
+@click.option(
+    "--tls-key",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="PEM private key of --tls-cert.",
 )
 @click.option(
     "--print-config",
@@ -1389,13 +1684,30 @@ def audit_check(ctx: click.Context, as_json: bool) -> None:
     "(absolute command, --ns, and the settings of this environment), and exit.",
 )
 @click.pass_context
-def mcp_cmd(ctx: click.Context, http: bool, port: int, print_config: bool) -> None:
-    """Serve the memory to MCP clients: stdio, or --http at http://127.0.0.1:PORT/mcp.
+def mcp_cmd(
+    ctx: click.Context,
+    http: bool,
+    host: str,
+    port: int,
+    dev_no_auth: bool,
+    tls_cert: Path | None,
+    tls_key: Path | None,
+    print_config: bool,
+) -> None:
+    """Serve the memory to MCP clients: stdio, or --http at http://HOST:PORT/mcp.
+
+    stdio acts as the local principal (--principal, default the OS account). --http is
+    an OAuth 2.1 resource server: every request needs a bearer token, an API key
+    (`memorepair principals add`) or a JWT of MEMOREPAIR_AUTH_ISSUER, and acts as its
+    principal with the roles `memorepair grants` gave it; a bad, expired or revoked
+    token gets 401. Per-principal request rate, result size, content size and sessions
+    are limited (MEMOREPAIR_HTTP_*). README "Sharing memory" sets it up.
 
     Tools: memory_search, memory_get, memory_record, memory_update, memory_forget,
     memory_correct, tool_register, tool_migrated, repair_plan, repair_status,
-    memory_lineage, audit_check; each takes a namespace (default --ns). Needs the mcp
-    extra (pip install 'memorepair[mcp]'). docs/agents.md shows an agent using it.
+    memory_lineage, audit_check, audit_exposure, whoami; each takes a namespace
+    (default --ns). Needs the mcp extra (pip install 'memorepair[mcp]').
+    docs/agents.md shows an agent using it.
 
     \b
     memorepair --ns team-a mcp --print-config   # paste into the host's configuration
@@ -1409,7 +1721,12 @@ def mcp_cmd(ctx: click.Context, http: bool, port: int, print_config: bool) -> No
         raise ConfigError(
             f"`memorepair mcp` needs the mcp extra ({exc}): pip install 'memorepair[mcp]'"
         ) from exc
-    server.serve(_settings(), ns=ctx.obj.get("ns"), http=http, port=port)
+    if not http and (dev_no_auth or tls_cert or tls_key or host != "127.0.0.1"):
+        raise InputError("--host, --dev-no-auth and --tls-* apply to `mcp --http` only")
+    options = server.HttpOptions(
+        host=host, port=port, dev_no_auth=dev_no_auth, tls_cert=tls_cert, tls_key=tls_key
+    )
+    server.serve(_settings(), ns=ctx.obj.get("ns"), http=http, options=options)
 
 
 def _print_mcp_config(ns: str | None) -> None:
@@ -1588,6 +1905,16 @@ def _demo_next_steps(settings: Settings, ns: str) -> list[tuple[str, str]]:
     ]
 
 
+#: Exit status when the acting principal lacks the role an operation needs.
+DENIED_EXIT = 6
+
+
+def _exit_code(exc: MemoRepairError) -> int:
+    if isinstance(exc, AccessDeniedError):
+        return DENIED_EXIT
+    return 2 if isinstance(exc, InputError) else 1
+
+
 def main() -> None:
     debug = "--debug" in sys.argv
     try:
@@ -1602,7 +1929,7 @@ def main() -> None:
         if debug:
             raise
         click.echo(f"error: {exc}", err=True)
-        sys.exit(2 if isinstance(exc, InputError) else 1)
+        sys.exit(_exit_code(exc))
     except SystemExit:
         raise
 

@@ -103,3 +103,12 @@ def describe_validation(
 class EmbeddingError(MemoRepairError):
     """The embedder failed, or a query's model is not the one the namespace is embedded
     with (search never compares vectors of two models): `memorepair reindex` re-embeds."""
+
+
+class AccessDeniedError(MemoRepairError):
+    """The calling principal lacks the role an operation needs in a namespace; nothing
+    was read or written. The message never depends on what the namespace holds."""
+
+
+class AuthenticationError(MemoRepairError):
+    """A credential could not be verified (bad, expired, revoked, or for another server)."""

@@ -222,13 +222,14 @@ def open_event(
     selector: str,
     state_dir: Path,
     recorded: bool = False,
+    by: str | None = None,
 ) -> tuple[Event, str | None]:
     """Create the event's node, or find it again; returns it and the phase it resumes from.
 
     A re-run keeps the lambda and selector the event was created with. An id already used
     for a different event is refused (unless the spec is the one the event recorded,
     `recorded`, which lacks replacement text); a refused event (nothing withdrawn) may
-    run again.
+    run again. `by` is the principal that asked for it (kept from the first run).
     """
     created = store.write(
         CREATE_EVENT,
@@ -243,6 +244,7 @@ def open_event(
         digest=digest(spec),
         selector=selector,
         retry_of=spec.retry_of,
+        by=by,
     )[0]
     record = dict(created["event"])
     if not recorded and record["digest"] != digest(spec):

@@ -32,6 +32,9 @@ from memorepair.errors import some
 #: still keeps them printable and unambiguous (no spaces, no quotes, no backticks).
 UID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/\-]{0,199}$"
 NS_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,63}$"
+#: Principal names (access.py): JWT subjects and API-key names alike, printable without
+#: spaces (`|` and `:` appear in common issuers' subjects).
+PRINCIPAL_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._@:+|=/\-]{0,127}$"
 #: Largest repair cost c: with lambda <= MAX_LAMBDA, lambda * c stays within the 1e15 the
 #: exact selector accepts, so a valid event can never fail selection after its barrier.
 MAX_COST = 1e6

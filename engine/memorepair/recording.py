@@ -81,13 +81,15 @@ class ImportReport:
 
 @dataclass(frozen=True)
 class Writes:
-    """What recording writes with, built once per store by the API: the search fields of
-    each version (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), and the
-    backlog that embeds just after each commit (None: embedded inside it, or not at all)."""
+    """What recording writes with, built by the API: the search fields of each version
+    (`indexing`), the content cap (MEMOREPAIR_MAX_CONTENT_BYTES), the backlog that embeds
+    just after each commit (None: embedded inside it, or not at all), and the principal
+    recording (`by`, kept on every version it writes)."""
 
     indexing: embedding.Indexing
     max_content_bytes: int
     backlog: embedding.EmbeddingBacklog | None = None
+    by: str | None = None
     #: Where the crash tests' fault markers go (`faults.PAUSE_ENV`; None: no pauses).
     state_dir: Path | None = None
 
@@ -327,11 +329,11 @@ def _batch_writer(
         search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
         if stage is None:
             work = partial(_write_with_related, ns, batch, on_stale, search, space, related)
-            rows = store.transaction(work)
+            rows = store.transaction(partial(work, by=writes.by))
         else:
             key, own = stage
             staged = partial(_stage_batch, ns=ns, batch=batch, on_stale=on_stale, search=search)
-            rows = store.transaction(partial(staged, space=space, key=key, own=own))
+            rows = store.transaction(partial(staged, space=space, key=key, own=own, by=writes.by))
         if backlog is not None:
             content = {a.uid: a.content for a in batch if embedding.embeds(a.meta)}
             live = [r for r in rows if r["live"] and r["uid"] in content]
@@ -349,9 +351,10 @@ def _write_with_related(
     space: embedding.Space | None,
     related: Sequence[Mapping[str, str]],
     tx: Tx,
+    by: str | None = None,
 ) -> list[dict[str, Any]]:
     """A whole import that fits one transaction: its versions and its related edges."""
-    rows = _write_batch(tx, ns, batch, on_stale, search, space) if batch else []
+    rows = _write_batch(tx, ns, batch, on_stale, search, space, by) if batch else []
     for start in range(0, len(related), 10_000):
         tx.run(CREATE_RELATED, rows=list(related[start : start + 10_000]))
     return rows
@@ -442,7 +445,13 @@ def record(
     search = embedding.search_fields(writes.indexing, [artifact], embed=backlog is None)
     space = writes.indexing.space
     work = partial(
-        _record_one, ns=ns, artifact=artifact, search=search, space=space, on_stale=on_stale
+        _record_one,
+        ns=ns,
+        artifact=artifact,
+        search=search,
+        space=space,
+        on_stale=on_stale,
+        by=writes.by,
     )
     result = store.transaction(work)
     if backlog is not None and result["live"] and embedding.embeds(artifact.meta):
@@ -457,10 +466,11 @@ def _record_one(
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
     on_stale: OnStale,
+    by: str | None = None,
 ) -> dict[str, Any]:
     """The common case in one statement; a stale pin takes the general path (same tx)."""
     row = {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_keys": [artifact_key(ns, u) for u in artifact.inputs],
         "input_pins": [artifact.pinned.get(u) for u in artifact.inputs],
         **search[artifact.uid],
@@ -482,7 +492,7 @@ def _record_one(
     if space is not None:
         embedding.check_space(ns, space, found["model"], found["dimension"])
     if not found["created"]:
-        return _write_batch(tx, ns, [artifact], on_stale, search, space)[0]
+        return _write_batch(tx, ns, [artifact], on_stale, search, space, by)[0]
     return {
         "vid": row["vid"],
         "uid": artifact.uid,
@@ -508,13 +518,14 @@ def _write_batch(
     on_stale: OnStale,
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
+    by: str | None = None,
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all."""
     state = _lock_inputs(tx, ns, batch)
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale), **search[artifact.uid]}
+        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
         state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
         rows.append(row)
     embedding.claim_space(tx, ns, space)
@@ -533,6 +544,7 @@ def _stage_batch(
     space: embedding.Space | None,
     key: str,
     own: frozenset[str],
+    by: str | None = None,
 ) -> list[dict[str, Any]]:
     """One batch of an import, staged (`importing.stage`): the input versions it reads are
     decided here (a stale pin refused now with `on_stale="refuse"`), their visibility at
@@ -541,7 +553,7 @@ def _stage_batch(
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     rows: list[dict[str, Any]] = []
     for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        rows.append({**_row(ns, artifact, state, stale), **search[artifact.uid]})
+        rows.append({**_row(ns, artifact, state, stale, by), **search[artifact.uid]})
         state[artifact.uid] = _Input(1, True, False, None)
     embedding.claim_space(tx, ns, space)
     importing.stage(tx, ns, key, rows)
@@ -663,7 +675,11 @@ def _stale_message(artifact: ArtifactIn, uid: str, version: int, current: _Input
 
 
 def _row(
-    ns: str, artifact: ArtifactIn, state: Mapping[str, _Input], stale: Mapping[str, str]
+    ns: str,
+    artifact: ArtifactIn,
+    state: Mapping[str, _Input],
+    stale: Mapping[str, str],
+    by: str | None = None,
 ) -> dict[str, Any]:
     """One new version: served only if every input it read is served now."""
     input_vids: list[str] = []
@@ -681,7 +697,7 @@ def _row(
         input_vids.append(vid)
     live = stale_from is None and not holders
     return {
-        **_fresh_row(ns, artifact),
+        **_fresh_row(ns, artifact, by),
         "input_vids": input_vids,
         "live": live,
         "held_by": stale_from or next((h for h in holders if h), None),
@@ -689,8 +705,9 @@ def _row(
     }
 
 
-def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
-    """The properties of an artifact's first version, as the write queries take them."""
+def _fresh_row(ns: str, artifact: ArtifactIn, by: str | None = None) -> dict[str, Any]:
+    """The properties of an artifact's first version, as the write queries take them
+    (`by`: the principal recording it)."""
     return {
         "vid": version_id(ns, artifact.uid, 1),
         "key": artifact_key(ns, artifact.uid),
@@ -704,4 +721,5 @@ def _fresh_row(ns: str, artifact: ArtifactIn) -> dict[str, Any]:
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
         "inputs": list(artifact.inputs),
+        "by": by,
     }

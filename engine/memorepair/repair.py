@@ -240,18 +240,22 @@ def run(
     selector: Selector | None = None,
     progress: Progress = _quiet,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
     `indexing` gives the replacements and successors their search fields.
+    `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     retried = store.retried_transactions
     with _gc_paused():
-        report = _run(store, registry, config, indexing, spec, lam_, selector_, progress, recorded)
+        report = _run(
+            store, registry, config, indexing, spec, lam_, selector_, progress, recorded, by
+        )
     return replace(report, retried=store.retried_transactions - retried)
 
 
@@ -263,6 +267,7 @@ def resume(
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
     with exactly the registry and configuration a fresh run gets. An event that cannot
@@ -272,7 +277,16 @@ def resume(
     for spec in events.open_event_specs(store, ns, event_id):
         try:
             reports.append(
-                run(store, registry, config, indexing, spec, progress=progress, recorded=True)
+                run(
+                    store,
+                    registry,
+                    config,
+                    indexing,
+                    spec,
+                    progress=progress,
+                    recorded=True,
+                    by=by,
+                )
             )
         except MemoRepairError as exc:
             reports.append(events.skipped(spec, str(exc)))
@@ -287,6 +301,7 @@ def retry(
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
+    by: str | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
 
@@ -298,7 +313,7 @@ def retry(
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
         spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, indexing, spec, progress=progress, recorded=True)
+        return run(store, registry, config, indexing, spec, progress=progress, recorded=True, by=by)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -317,7 +332,7 @@ def retry(
         }
     )
     selector = cast(Selector, record["selector"])
-    return run(store, registry, config, indexing, spec, selector=selector, progress=progress)
+    return run(store, registry, config, indexing, spec, selector=selector, progress=progress, by=by)
 
 
 def resolve(
@@ -342,9 +357,16 @@ def _run(
     selector: Selector,
     progress: Progress,
     recorded: bool = False,
+    by: str | None = None,
 ) -> RepairReport:
     event, resumed_from = events.open_event(
-        store, spec, lam=lam, selector=selector, state_dir=config.state_dir, recorded=recorded
+        store,
+        spec,
+        lam=lam,
+        selector=selector,
+        state_dir=config.state_dir,
+        recorded=recorded,
+        by=by,
     )
     if event.completed:
         return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)

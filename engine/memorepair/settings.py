@@ -14,6 +14,7 @@ write it. `describe` says where each effective value came from (`memorepair conf
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memorepair.errors import ConfigError, describe_validation
-from memorepair.model import MAX_COST, NS_PATTERN, lambda_problem
+from memorepair.model import MAX_COST, NS_PATTERN, PRINCIPAL_PATTERN, lambda_problem
 
 #: Default w per kind, or per skill arch, in reads: what one fresh read of an artifact of
 #: that kind is worth, a read of a record being 1 (docs/values.md). With recorded use, w is
@@ -227,6 +228,77 @@ class Settings(BaseSettings):
     #: Meta fields that search can filter on (`--meta key=value`) and match as text;
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)
+
+    # --- sharing: principals, grants, exposure (README "Sharing memory") --------------
+    #: Who the CLI, stdio MCP and the Python API act as (default: the OS account's name).
+    principal: str | None = None
+    #: The local principal holding admin on every namespace without a grant (default: the
+    #: OS account's name; empty: nobody, so grants alone decide). Never a remote caller.
+    owner: str | None = None
+    #: API keys (salted Argon2id hashes) and revocations; default <state>/principals.json.
+    principals_file: Path | None = None
+    #: JWTs: the issuer (`iss`), its JWKS URL, the audience (`aud`; default: the resource
+    #: URL), the accepted algorithms (asymmetric only) and the claim naming the principal.
+    auth_issuer: str | None = None
+    auth_jwks_url: str | None = None
+    auth_audience: str | None = None
+    auth_algorithms: list[str] = Field(default_factory=lambda: ["RS256", "ES256", "EdDSA"])
+    auth_principal_claim: str = Field(default="sub", min_length=1, max_length=100)
+    #: Seconds of clock difference tolerated on exp, nbf and iat.
+    auth_leeway_s: float = Field(default=30.0, ge=0, le=600)
+    #: Scopes every token must carry (403 insufficient_scope otherwise); none by default.
+    auth_required_scopes: list[str] = Field(default_factory=list)
+    #: The MCP endpoint's public URL: the protected-resource metadata's `resource` and the
+    #: default audience (default: http(s)://HOST:PORT/mcp of `memorepair mcp --http`).
+    http_resource_url: str | None = None
+    #: Per principal over HTTP: requests per minute (with bursts of a tenth of it, at
+    #: least 10) and requests in flight at once; beyond either, an MCP error (HTTP 429).
+    http_rate_per_minute: int = Field(default=600, ge=1, le=1_000_000)
+    http_max_in_flight: int = Field(default=8, ge=1, le=10_000)
+    #: Open MCP sessions at once (a new one gets 503), and seconds an idle one lives.
+    http_max_sessions: int = Field(default=100, ge=1, le=100_000)
+    http_session_idle_s: float = Field(default=1800.0, gt=0, le=86_400)
+    #: Largest `k` of memory_search, and largest content of one memory, over HTTP; the
+    #: largest request body (HTTP 413 beyond it).
+    http_max_k: int = Field(default=100, ge=1, le=1000)
+    http_max_content_bytes: int = Field(default=262_144, ge=1, le=100_000_000)
+    http_max_body_bytes: int = Field(default=1_048_576, ge=1024, le=1_000_000_000)
+    #: Serving reads record who was served which version (`audit exposure`); such
+    #: records are deleted this many days after their last read.
+    exposure_recording: bool = True
+    exposure_retention_days: float = Field(default=90.0, gt=0, le=36_500)
+
+    @field_validator("principal", "owner")
+    @classmethod
+    def _check_principal_name(cls, v: str | None, info: ValidationInfo) -> str | None:
+        if v is None or (v == "" and info.field_name == "owner"):
+            return v
+        if not re.fullmatch(PRINCIPAL_PATTERN, v):
+            raise ValueError(
+                "a principal name is 1-128 letters, digits and . _ @ : + | = / -, starting "
+                f"with a letter or digit; got {v[:80]!r}"
+            )
+        return v
+
+    @field_validator("auth_issuer", "auth_jwks_url", "http_resource_url")
+    @classmethod
+    def _check_http_url(cls, v: str | None) -> str | None:
+        if v is not None and not v.startswith(("http://", "https://")):
+            raise ValueError(f"must be an http:// or https:// URL, got {v!r}")
+        return v
+
+    @field_validator("auth_algorithms")
+    @classmethod
+    def _check_algorithms(cls, v: list[str]) -> list[str]:
+        asymmetric = {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512"}
+        asymmetric |= {"ES256", "ES384", "ES512", "EdDSA"}
+        bad = [a for a in v if a not in asymmetric]
+        if bad or not v:
+            raise ValueError(
+                f"only asymmetric JWT algorithms ({', '.join(sorted(asymmetric))}); "
+                f"'none' and HMAC (HS*) are refused, got {', '.join(bad) or 'none'}"
+            )
+        return v
 
     @field_validator("neo4j_uri")
     @classmethod

@@ -108,6 +108,8 @@ class CascadeView:
     status: str
     reason: str
     nodes: tuple[Node, ...]
+    #: The principal that asked for the event (None for a plan, or an older event).
+    by: str | None = None
 
     def depths(self) -> dict[str, int]:
         """Longest distance from a root over the cascade's edges (roots 0), so every edge
@@ -130,6 +132,7 @@ class CascadeView:
             "stage": self.stage,
             "status": self.status,
             "reason": self.reason,
+            "by": self.by,
             "counts": self.counts(),
             "nodes": [{**asdict(n), "depth": depths[n.uid]} for n in self.nodes],
         }
@@ -179,6 +182,7 @@ def from_audit(event: Mapping[str, Any], rows: Iterable[Mapping[str, Any]]) -> C
         status=str(event.get("status") or "open"),
         reason=str(event.get("reason") or ""),
         nodes=nodes,
+        by=event.get("by"),
     )
 
 
@@ -586,6 +590,7 @@ def _header(view: CascadeView, d: Drawing) -> str:
         f"<h1>{e(view.event)} <small>({e(view.type)})</small></h1>",
         f'<p class="stage stage-{view.stage}">{stage}'
         + (f" Reason: {e(view.reason)}" if view.reason else "")
+        + (f" Asked by: {e(view.by)}" if view.by else "")
         + "</p>",
         f'<ul class="legend-list">{legend}</ul>',
     ]

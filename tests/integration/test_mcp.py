@@ -35,6 +35,8 @@ TOOLS = {
     "repair_status",
     "memory_lineage",
     "audit_check",
+    "audit_exposure",
+    "whoami",
 }
 PREF = "Ana prefers prices shown in CHF while she is in Switzerland."
 HOTEL = "Ana's hotel in Zurich costs 180 CHF per night."
@@ -304,20 +306,42 @@ def test_tool_migrated_infers_the_renames_and_repairs(memory: MemoryStore) -> No
     assert memory.stale_served() == []
 
 
-def test_streamable_http_on_loopback(memory: MemoryStore) -> None:
-    """`memorepair mcp --http`: the SDK's HTTP client lists the tools and reads memory."""
+def test_streamable_http_on_loopback(memory: MemoryStore, tmp_path: Path) -> None:
+    """`memorepair mcp --http`: refused with no way to authenticate; with the development
+    flag, on loopback, the SDK's HTTP client lists the tools and reads memory."""
     import socket
     import subprocess
     import time
 
     from mcp.client.streamable_http import streamablehttp_client
 
+    env = {**os.environ, "MEMOREPAIR_PRINCIPALS_FILE": str(tmp_path / "none.json")}
+    env.pop("MEMOREPAIR_AUTH_ISSUER", None)
+    refused = subprocess.run(
+        [_command(), "--ns", memory.ns, "mcp", "--http", "--port", "1"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 1 and "needs a way to authenticate" in refused.stderr
+    public = subprocess.run(
+        [_command(), "mcp", "--http", "--dev-no-auth", "--host", "0.0.0.0"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert public.returncode == 1 and "only on loopback" in public.stderr
+
     memory.record({"uid": "fact", "kind": "record", "content": "The museum opens at 9."})
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
-        [_command(), "--ns", memory.ns, "mcp", "--http", "--port", str(port)],
+        [_command(), "--ns", memory.ns, "mcp", "--http", "--dev-no-auth", "--port", str(port)],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

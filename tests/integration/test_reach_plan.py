@@ -82,7 +82,7 @@ def dummy(param: str) -> Any:
         "timeout_s",
     ):
         return 1
-    if param in ("kinds", "meta"):  # search filters (lists of kinds / key=value terms)
+    if param in ("kinds", "meta", "roles"):  # search filters; a grant's roles
         return ["x"]
     if param == "vector":
         return [0.6, 0.8]

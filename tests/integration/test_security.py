@@ -35,10 +35,13 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
     "Usage",  # use recording (docs/values.md)
     "UsageLog",
+    "Exposure",  # who was served which version (audit exposure)
+    "Principal",  # access: grants hang from it
+    "Grant",
     "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
 }
-REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
+REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 #: Store and transaction methods whose first argument is a query.
 QUERY_METHODS = {"read", "write", "autocommit", "run", "read_batches", "read_capped", "explain"}
 

@@ -25,8 +25,10 @@ def _free_port() -> int:
 
 
 def _entries(page: Path) -> list[dict[str, object]]:
+    """The stdio entries a page shows (an `--http` server's entry is a `url` instead)."""
     blocks = [json.loads(b) for b in BLOCK.findall(page.read_text(encoding="utf-8"))]
-    return [b["mcpServers"]["memory"] for b in blocks if "mcpServers" in b]
+    servers = [b["mcpServers"]["memory"] for b in blocks if "mcpServers" in b]
+    return [entry for entry in servers if "command" in entry]
 
 
 @pytest.mark.parametrize("page", ["README.md", "docs/agents.md"])

@@ -27,12 +27,15 @@ LABELS = {
     "PurgeFiller",  # `neo4j purge`'s transient filler, deleted before it ends
     "Usage",  # use recording: per uid count and decayed frequency (docs/values.md)
     "UsageLog",  # use recording: one per namespace
+    "Exposure",  # use recording: who was served which version (audit exposure)
+    "Principal",  # access: a principal holding grants
+    "Grant",  # access: roles on a namespace pattern
     "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
     "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
     "Importing",  # a version of an import not published yet: never Head, never served
 }
-REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED"}
+REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 
 
 def test_every_query_file_parses_with_declared_parameters() -> None:

@@ -41,6 +41,13 @@ a query return it, and a query search lists it unranked (score None) after the r
 items when they are fewer than asked, as LangGraph's own stores do. A list of fields to
 index is accepted; MemoRepair embeds the content.
 
+**Who.** A store acts as one principal (`open(principal=...)`, or a `MemoryStore` from
+`acting_as`), and every op passes MemoRepair's access check: `get`, `search` and
+`list_namespaces` need the reader role, a `put` reader and writer (it reads the served
+value first), a delete reader and curator. A read inside a graph run is recorded with the
+run's `thread_id` as its session, so `audit exposure` names the thread that was served a
+version a later event withdrew.
+
 **Reads** return served versions only: `get` of a withdrawn or deleted key is `None`,
 never the old value, and `search` never returns what a repair withdrew. `search(query=...)`
 is MemoRepair's hybrid search within the namespace prefix; `filter` takes values and
@@ -73,7 +80,15 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from memorepair.api import EMBED_META, MemoryStore, Served, canonical_json, embeds, open_store
+from memorepair.api import (
+    EMBED_META,
+    MemoryStore,
+    Principal,
+    Served,
+    canonical_json,
+    embeds,
+    open_store,
+)
 from memorepair.api import SEARCH_MAX_K as MAX_K
 from memorepair.api import SearchMode as Mode
 from memorepair.errors import InputError
@@ -310,10 +325,16 @@ class MemoRepairStore(BaseStore):
 
     @classmethod
     def open(
-        cls, ns: str | None = None, settings: Settings | None = None, *, mode: Mode = "hybrid"
+        cls,
+        ns: str | None = None,
+        settings: Settings | None = None,
+        *,
+        mode: Mode = "hybrid",
+        principal: Principal | str | None = None,
     ) -> MemoRepairStore:
-        """A store over its own connection (closed by `close`)."""
-        return cls(open_store(ns=ns, settings=settings), mode=mode, owns=True)
+        """A store over its own connection (closed by `close`), acting as `principal`
+        (default: the local one, MEMOREPAIR_PRINCIPAL or the OS account)."""
+        return cls(open_store(ns=ns, settings=settings, principal=principal), mode=mode, owns=True)
 
     def close(self) -> None:
         if self._owns:
@@ -368,10 +389,10 @@ class MemoRepairStore(BaseStore):
         raise InputError(f"unknown store operation {type(op).__name__}")
 
     def _get(self, op: GetOp) -> Item | None:
-        uid, served = self._current(op.namespace, op.key)
+        _, served = self._current(op.namespace, op.key)
         if served is None:
             return None
-        self.memory.record_use([uid])
+        self.memory.record_use([served], session=thread_id())
         return _item(served)
 
     # ---- writes ----
@@ -458,12 +479,12 @@ class MemoRepairStore(BaseStore):
         else:
             found = list(self._scan(prefix, op.filter, set(), wanted))
         page = found[op.offset : wanted]
-        self.memory.record_use(uid_of(item.namespace, item.key) for item in page)
-        return page
+        self.memory.record_use([served for served, _ in page], session=thread_id())
+        return [_search_item(served, score) for served, score in page]
 
     def _ranked(
         self, query: str, prefix: str, conditions: dict[str, Any] | None, wanted: int
-    ) -> list[SearchItem]:
+    ) -> list[tuple[Served, float | None]]:
         """Hybrid search widened until `wanted` hits pass the filter; past the deepest
         ranking, the remaining matches follow unranked (never fewer than exist)."""
         meta = pushed_down(conditions, self.memory.settings.search_meta_fields)
@@ -478,8 +499,8 @@ class MemoRepairStore(BaseStore):
                 record_use=False,
             )
             served = self.memory.served([hit.uid for hit in hits])
-            passed = [
-                _search_item(served[hit.uid], hit.score)
+            passed: list[tuple[Served, float | None]] = [
+                (served[hit.uid], hit.score)
                 for hit in hits
                 if hit.uid in served
                 and embeds(served[hit.uid].artifact.meta)  # index=False: never ranked
@@ -502,7 +523,7 @@ class MemoRepairStore(BaseStore):
         seen: set[str],
         wanted: int,
         keep: Callable[[Artifact], bool] = lambda artifact: True,
-    ) -> Iterator[SearchItem]:
+    ) -> Iterator[tuple[Served, float | None]]:
         """Served items under `prefix` passing the filter (and `keep`), most recently
         updated first."""
         skip = 0
@@ -515,7 +536,7 @@ class MemoRepairStore(BaseStore):
                     and matches(value_of(served.artifact), conditions)
                 ):
                     wanted -= 1
-                    yield _search_item(served)
+                    yield served, None
                     if wanted == 0:
                         return
             if len(page) < PAGE:
@@ -537,6 +558,18 @@ class MemoRepairStore(BaseStore):
 def _unindexed(artifact: Artifact) -> bool:
     """Put with `index=False`: search lists it only after what it ranks."""
     return not embeds(artifact.meta)
+
+
+def thread_id() -> str | None:
+    """The `thread_id` of the LangGraph run this op belongs to (its config), if any."""
+    try:
+        from langgraph.config import get_config
+
+        config = get_config()
+    except (ImportError, RuntimeError):  # outside a run, or langgraph-checkpoint alone
+        return None
+    value = (config.get("configurable") or {}).get("thread_id")
+    return None if value is None else str(value)
 
 
 def _fixed_prefix(conditions: Sequence[MatchCondition] | None) -> tuple[str, ...]:

@@ -1,14 +1,28 @@
 """MemoRepair as an MCP server: the memory an agent reads and writes through tools.
 
-`memorepair mcp` serves these tools over stdio (or streamable HTTP on 127.0.0.1 with
-`--http`), built with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each
-tool is a method of `MemoryTools` over one `memorepair.api.MemoryStore` method (`TOOLS`
-names it, with the tool's annotations), so it behaves exactly as the CLI command of the
-same job; its docstring is what the calling model reads. Results are typed (pydantic
-models), so clients get each tool's output schema; a MemoRepair error comes back as a tool
-error carrying the CLI's one-line message (`_Server.call_tool`, the one place that turns
-errors into tool errors). Every tool takes an optional `namespace` (default: the server's,
-from `--ns` or MEMOREPAIR_NAMESPACE); one connection serves them all.
+`memorepair mcp` serves these tools over stdio (or streamable HTTP with `--http`), built
+with the official SDK's `FastMCP` (the `mcp` extra, pinned below 2). Each tool is a method
+of `MemoryTools` over one `memorepair.api.MemoryStore` method (`TOOLS` names it, with the
+tool's annotations), so it behaves exactly as the CLI command of the same job, access
+check included; its docstring is what the calling model reads. Results are typed
+(pydantic models), so clients get each tool's output schema; a MemoRepair error (a
+refused role too) comes back as a tool error carrying the CLI's one-line message
+(`_Server.call_tool`, the one place that turns errors into tool errors). Every tool takes
+an optional `namespace` (default: the server's, from `--ns` or MEMOREPAIR_NAMESPACE); one
+connection serves them all.
+
+**Who calls.** Over stdio every call acts as the local principal. Over HTTP the server is
+an OAuth 2.1 resource server through the SDK's own auth: `AuthSettings` (protected
+resource metadata at `/.well-known/oauth-protected-resource/mcp`), the bearer middleware
+(401 with `WWW-Authenticate` for a missing, bad, expired or revoked token) and a
+`TokenVerifier` that asks `api.authenticator` (API keys, JWTs). Each tool call then acts
+as the request's principal in its MCP session (`mcp-session-id`), which use records keep
+for `audit exposure`; the SDK binds a session to the principal that opened it.
+
+**Limits (HTTP).** Per principal, requests per minute and requests in flight
+(`RateLimits`, an ASGI middleware after authentication: HTTP 429 with a JSON-RPC error
+and `Retry-After`); `k` and content size per tool call (tool errors); request body size
+(413) and open sessions (503) through the SDK's own settings; idle sessions expire.
 
 What no other memory server offers, and the reason to use this one: `memory_forget`
 withdraws everything derived from what is forgotten before it returns, `repair_plan`
@@ -19,20 +33,37 @@ served and on what support.
 from __future__ import annotations
 
 import json
+import math
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from memorepair.api import Hit, MemoryStore, Plan, RepairReport, SearchMode, open_store
-from memorepair.errors import InputError, MemoRepairError
+from memorepair.api import (
+    Hit,
+    MemoryStore,
+    Plan,
+    Principal,
+    RepairReport,
+    SearchMode,
+    authenticator,
+    loopback,
+    open_store,
+)
+from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
 from memorepair.model import Arch, Artifact, Kind, pin
 from memorepair.settings import Settings
 
@@ -82,7 +113,37 @@ TOOLS: dict[str, ToolSpec] = {
     "repair_plan": ToolSpec(READ_ONLY, "plan"),
     "repair_status": ToolSpec(READ_ONLY, "status"),
     "audit_check": ToolSpec(READ_ONLY, "check"),
+    "audit_exposure": ToolSpec(READ_ONLY, "exposure"),
+    "whoami": ToolSpec(READ_ONLY, "whoami"),
 }
+
+#: Who a tool call acts as: a principal (None: the store's own, the local one) and the
+#: MCP session it came in (None over stdio).
+Who = tuple[Principal | None, str | None]
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Per-call limits on the shared surface (HTTP): answered as tool errors."""
+
+    max_k: int
+    max_content_bytes: int
+
+    def check_k(self, k: int) -> None:
+        if k > self.max_k:
+            raise _LimitError(f"k={k} is over this server's limit of {self.max_k} results")
+
+    def check_content(self, *texts: str | None) -> None:
+        size = sum(len(t.encode("utf-8")) for t in texts if t)
+        if size > self.max_content_bytes:
+            raise _LimitError(
+                f"content of {size} bytes is over this server's limit of "
+                f"{self.max_content_bytes} bytes per call (MEMOREPAIR_HTTP_MAX_CONTENT_BYTES)"
+            )
+
+
+class _LimitError(MemoRepairError):
+    """A tool call over one of the HTTP limits."""
 
 
 # ---- results -------------------------------------------------------------------------------
@@ -256,6 +317,7 @@ class EventSets(BaseModel):
 
 class StatusResult(Result):
     server: str
+    principal: str
     artifacts: dict[str, int]
     open_events: list[dict[str, Any]]
     withdrawn: list[dict[str, Any]]
@@ -266,6 +328,57 @@ class CheckResult(Result):
     ok: bool
     stale_served: list[dict[str, Any]]
     erasure: dict[str, Any] | None = None
+
+
+class Exposure(BaseModel):
+    """One withdrawn version read by one principal in one session, before the barrier."""
+
+    uid: str
+    version: int
+    outcome: str
+    root: bool
+    published_at: str | None
+    principal: str
+    session: str | None
+    reads: int
+    first_at: str | None
+    last_at: str | None
+
+
+class PrincipalExposure(BaseModel):
+    """One principal's reads of what the event withdrew, over all its sessions."""
+
+    principal: str
+    reads: int
+    versions: list[str]
+    sessions: list[str]
+    first_at: str | None
+    last_at: str | None
+
+
+class ExposureResult(Result):
+    """Who was served what an event withdrew: most exposed first, ids and times only."""
+
+    event: str
+    type: str | None
+    by: str | None
+    created_at: str | None
+    barrier_at: str | None
+    withdrawn: int
+    exposed_versions: int
+    reads: int
+    principals: list[PrincipalExposure]
+    exposures: list[Exposure]
+
+
+class WhoamiResult(Result):
+    """The principal a connection acts as, its session, and its roles in the namespace."""
+
+    principal: str
+    via: str
+    session: str | None
+    owner: bool
+    roles: list[str]
 
 
 def _result(result: Result) -> CallToolResult:
@@ -280,22 +393,42 @@ def _result(result: Result) -> CallToolResult:
 # ---- the tools -----------------------------------------------------------------------------
 class Memories:
     """One MemoryStore per namespace the clients use, over one connection opened on first
-    use (so a client can list the tools before Neo4j is up)."""
+    use (so a client can list the tools before Neo4j is up); each call gets a view of it
+    acting as the caller (`who`)."""
 
-    def __init__(self, opener: Callable[[], MemoryStore]) -> None:
+    def __init__(
+        self,
+        opener: Callable[[], MemoryStore],
+        *,
+        who: Callable[[], Who] = lambda: (None, None),
+        limits: ToolLimits | None = None,
+    ) -> None:
         self._opener = opener
         self._base: MemoryStore | None = None
         self._by_ns: dict[str, MemoryStore] = {}
         self._lock = threading.Lock()
+        #: Who the current tool call acts as (read in the call's own async context).
+        self.who = who
+        self.limits = limits
 
-    def get(self, namespace: str | None) -> MemoryStore:
+    def check_limits(self, *, k: int = 0, texts: tuple[Any, ...] = ()) -> None:
+        """Refuse a call over the HTTP limits (`k`, content size) with a tool error."""
+        if self.limits is not None:
+            self.limits.check_k(k)
+            self.limits.check_content(*(t if isinstance(t, str) else json.dumps(t) for t in texts))
+
+    def get(self, namespace: str | None, who: Who = (None, None)) -> MemoryStore:
         with self._lock:
             if self._base is None:
                 self._base = self._opener()
             ns = namespace or self._base.ns
             if ns not in self._by_ns:
                 self._by_ns[ns] = self._base.namespace(ns)
-            return self._by_ns[ns]
+            memory = self._by_ns[ns]
+        principal, session = who
+        if principal is None and session is None:
+            return memory
+        return memory.acting_as(principal, session=session)
 
     def close(self) -> None:
         with self._lock:
@@ -317,10 +450,12 @@ class MemoryTools:
     async def _call(
         self, namespace: str | None, work: Callable[[MemoryStore], Result]
     ) -> CallToolResult:
-        """Blocking API work on a worker thread; its result names the namespace."""
+        """Blocking API work on a worker thread, acting as the caller (read here, in the
+        request's context); its result names the namespace."""
+        who = self._memories.who()
 
         def call() -> CallToolResult:
-            memory = self._memories.get(namespace)
+            memory = self._memories.get(namespace, who)
             result = work(memory)
             result.namespace = memory.ns
             return _result(result)
@@ -348,6 +483,7 @@ class MemoryTools:
         fields the server makes searchable; `since`/`until` are ISO 8601 times;
         `related` adds the hits' related memories.
         """
+        self._memories.check_limits(k=k)
 
         def work(memory: MemoryStore) -> SearchResult:
             hits = memory.search(
@@ -416,6 +552,7 @@ class MemoryTools:
         for key, value in (("arch", arch), ("inputs", inputs), ("meta", meta)):
             if value is not None:
                 item[key] = value
+        self._memories.check_limits(texts=(content, meta))
 
         def work(memory: MemoryStore) -> RecordResult:
             row = memory.record(item, on_stale=on_stale)
@@ -451,6 +588,7 @@ class MemoryTools:
         from the old one is withdrawn at once and rebuilt from the new one (or removed).
         What you leave out (content, meta, inputs) is kept. The result lists what was
         republished, removed and, under `stranded`, what could not be repaired."""
+        self._memories.check_limits(texts=(content, meta))
         return await self._call(
             namespace,
             lambda memory: ReportResult.of(
@@ -469,6 +607,7 @@ class MemoryTools:
         correction is {"uid", "content", "meta"?, "inputs"?}. Everything derived from the
         wrong versions is withdrawn and rebuilt from the corrected ones. `erase=true`
         also erases the wrong text everywhere (as memory_forget does)."""
+        self._memories.check_limits(texts=(corrections,))
         return await self._call(
             namespace,
             lambda memory: ReportResult.of(memory.correct(corrections, reason=reason, erase=erase)),
@@ -573,6 +712,26 @@ class MemoryTools:
             namespace, lambda memory: CheckResult.model_validate(memory.check(erasure_event_id))
         )
 
+    async def audit_exposure(
+        self, event_id: str, namespace: str | None = None
+    ) -> Annotated[CallToolResult, ExposureResult]:
+        """Who was served what a repair event withdrew, before it did (auditor role): for
+        each withdrawn version that was read, which principal in which session, how many
+        reads, first and last time, most read first; and totals per principal. Ids and
+        times only. Use it after memory_forget / memory_correct to find the agents that
+        acted on the wrong memory."""
+        return await self._call(
+            namespace, lambda memory: ExposureResult.model_validate(memory.exposure(event_id))
+        )
+
+    async def whoami(self, namespace: str | None = None) -> Annotated[CallToolResult, WhoamiResult]:
+        """Which principal this connection acts as, and its roles in the namespace
+        (reader: search/get/lineage; writer: record/update; curator: forget/correct/
+        migrate; auditor: audit/plan/status/exposure; admin: all)."""
+        return await self._call(
+            namespace, lambda memory: WhoamiResult.model_validate(memory.whoami())
+        )
+
 
 # ---- the server ----------------------------------------------------------------------------
 class _Server(FastMCP):
@@ -594,13 +753,107 @@ class _Server(FastMCP):
             raise
 
 
+@dataclass(frozen=True)
+class HttpOptions:
+    """How `memorepair mcp --http` listens."""
+
+    host: str = "127.0.0.1"
+    port: int = DEFAULT_PORT
+    #: Serve without authentication, as the local principal: loopback only.
+    dev_no_auth: bool = False
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.tls_cert else "http"
+
+    def check(self) -> None:
+        """Refuse what would hand the memory or the tokens to the network."""
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("--tls-cert and --tls-key go together")
+        if self.dev_no_auth and not loopback(self.host):
+            raise ConfigError(
+                f"--dev-no-auth serves without authentication: only on loopback "
+                f"(127.0.0.1, ::1, localhost), not {self.host!r}"
+            )
+        if not loopback(self.host) and self.tls_cert is None:
+            raise ConfigError(
+                f"serving on {self.host!r} sends bearer tokens over the network: give "
+                "--tls-cert and --tls-key, or listen on 127.0.0.1 behind a TLS proxy"
+            )
+
+
+class PrincipalToken(AccessToken):
+    """The SDK's access token, with how its principal was established (API key, JWT)."""
+
+    via: Literal["api-key", "jwt"]
+
+
+class Verifier:
+    """The SDK's `TokenVerifier`: a bearer token to its principal (`api.authenticator`),
+    off the event loop (a JWT may need the issuer's key set; an API key a hash)."""
+
+    def __init__(self, check: Any, resource_url: str) -> None:
+        self._check = check
+        self._resource = resource_url
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        found = await anyio.to_thread.run_sync(self._check.authenticate, token)
+        if found is None:
+            return None
+        name = found.principal.name
+        return PrincipalToken(
+            token=token,
+            client_id=name,
+            subject=name,
+            scopes=list(found.scopes),
+            expires_at=found.expires_at,
+            resource=self._resource,
+            claims=found.claims or None,
+            via=found.principal.via,
+        )
+
+
+def _who_of(server: FastMCP, *, authenticated: bool) -> Callable[[], Who]:
+    """Who the current tool call acts as: the request's authenticated principal (HTTP),
+    or the local one (stdio, and `--dev-no-auth`); never the local one when the server
+    requires authentication."""
+
+    def who() -> Who:
+        try:
+            request = server.get_context().request_context.request
+        except (LookupError, ValueError):
+            request = None
+        if request is None:
+            if authenticated:
+                raise AccessDeniedError("this server needs an authenticated principal")
+            return None, None
+        session = request.headers.get("mcp-session-id")
+        user = request.scope.get("user")
+        if isinstance(user, AuthenticatedUser) and isinstance(user.access_token, PrincipalToken):
+            token = user.access_token
+            return Principal(token.client_id, token.via), session
+        if authenticated:
+            raise AccessDeniedError("this server needs an authenticated principal")
+        return None, session
+
+    return who
+
+
 def build_server(
     opener: Callable[[], MemoryStore],
     *,
     port: int = DEFAULT_PORT,
+    host: str = "127.0.0.1",
+    auth: tuple[AuthSettings, Verifier] | None = None,
+    limits: ToolLimits | None = None,
+    sessions: tuple[int, float] | None = None,
+    max_body_bytes: int | None = None,
 ) -> FastMCP:
-    """The MCP server over a store opened by `opener` on first use; closed at shutdown."""
-    memories = Memories(opener)
+    """The MCP server over a store opened by `opener` on first use; closed at shutdown.
+    With `auth` every HTTP request needs a bearer token (see the module doc)."""
+    memories = Memories(opener, limits=limits)
 
     @asynccontextmanager
     async def lifespan(_: FastMCP) -> AsyncIterator[None]:
@@ -609,14 +862,23 @@ def build_server(
         finally:
             memories.close()
 
+    extra: dict[str, Any] = {}
+    if auth is not None:
+        extra.update(auth=auth[0], token_verifier=auth[1])
+    if sessions is not None:
+        extra.update(max_sessions=sessions[0], session_idle_timeout=sessions[1])
+    if max_body_bytes is not None:
+        extra.update(max_request_body_size=max_body_bytes)
     server = _Server(
         SERVER_NAME,
         instructions=INSTRUCTIONS,
-        host="127.0.0.1",
+        host=host,
         port=port,
         lifespan=lifespan,
         log_level="WARNING",  # stderr stays quiet: hosts show it to users
+        **extra,
     )
+    memories.who = _who_of(server, authenticated=auth is not None)
     tools = MemoryTools(memories)
     for name, spec in TOOLS.items():
         server.add_tool(getattr(tools, name), name=name, annotations=spec.annotations)
@@ -624,8 +886,156 @@ def build_server(
 
 
 def serve(
-    settings: Settings, *, ns: str | None = None, http: bool = False, port: int = DEFAULT_PORT
+    settings: Settings,
+    *,
+    ns: str | None = None,
+    http: bool = False,
+    options: HttpOptions | None = None,
 ) -> None:
     """Run the server until the client closes stdio (or until interrupted, for HTTP)."""
-    server = build_server(lambda: open_store(ns=ns, settings=settings), port=port)
-    server.run("streamable-http" if http else "stdio")
+    opener = lambda: open_store(ns=ns, settings=settings)  # noqa: E731
+    if not http:
+        build_server(opener).run("stdio")
+        return
+    app = http_app(settings, opener, options or HttpOptions())
+    _run_http(app, options or HttpOptions())
+
+
+def http_app(
+    settings: Settings, opener: Callable[[], MemoryStore], options: HttpOptions
+) -> ASGIApp:
+    """The HTTP server's ASGI app: auth (unless --dev-no-auth), limits, the MCP endpoint."""
+    from starlette.middleware import Middleware
+
+    options.check()
+    resource = settings.http_resource_url or f"{options.scheme}://{options.host}:{options.port}/mcp"
+    auth = None
+    if not options.dev_no_auth:
+        check = authenticator(settings, resource_url=resource)
+        if check.jwt is None and not any(
+            p.keys and not p.revoked_at for p in check.keys.principals()
+        ):
+            raise ConfigError(
+                "`mcp --http` needs a way to authenticate its callers: add an API key "
+                "(memorepair principals add NAME) or set MEMOREPAIR_AUTH_ISSUER and "
+                "MEMOREPAIR_AUTH_JWKS_URL (README: Sharing memory); --dev-no-auth serves "
+                "loopback without authentication, for development only"
+            )
+        verifier = Verifier(check, resource)
+        auth_settings = AuthSettings(
+            issuer_url=settings.auth_issuer or resource,  # type: ignore[arg-type]
+            resource_server_url=resource,  # type: ignore[arg-type]
+            required_scopes=settings.auth_required_scopes or None,
+            validate_token_resource=False,  # the verifier checks `aud` itself
+        )
+        auth = (auth_settings, verifier)
+    server = build_server(
+        opener,
+        port=options.port,
+        host=options.host,
+        auth=auth,
+        limits=ToolLimits(settings.http_max_k, settings.http_max_content_bytes),
+        sessions=(settings.http_max_sessions, settings.http_session_idle_s),
+        max_body_bytes=settings.http_max_body_bytes,
+    )
+    app = server.streamable_http_app()
+    app.user_middleware.append(
+        Middleware(
+            RateLimits,
+            per_minute=settings.http_rate_per_minute,
+            in_flight=settings.http_max_in_flight,
+        )
+    )
+    return app
+
+
+def _run_http(app: ASGIApp, options: HttpOptions) -> None:
+    import uvicorn
+
+    config = uvicorn.Config(
+        app,
+        host=options.host,
+        port=options.port,
+        log_level="warning",
+        ssl_certfile=str(options.tls_cert) if options.tls_cert else None,
+        ssl_keyfile=str(options.tls_key) if options.tls_key else None,
+    )
+    uvicorn.Server(config).run()
+
+
+class RateLimits:
+    """Per-principal request rate (a token bucket: `per_minute`, bursts of a tenth of it,
+    at least 10) and requests in flight, after authentication. Beyond either, HTTP 429
+    with a JSON-RPC error and `Retry-After`: one principal cannot starve the others.
+    Requests without a principal pass through (the SDK answers them 401)."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        per_minute: int,
+        in_flight: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.app = app
+        self._clock = clock
+        self.rate = per_minute / 60.0
+        self.burst = float(max(10, per_minute // 10))
+        self.in_flight = in_flight
+        self._buckets: dict[str, tuple[float, float]] = {}
+        self._busy: dict[str, int] = {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        user = scope.get("user") if scope["type"] == "http" else None
+        if not isinstance(user, AuthenticatedUser):
+            await self.app(scope, receive, send)
+            return
+        name = user.access_token.client_id
+        wait = self._take(name)
+        if wait > 0:
+            await _too_many(send, f"over {self.rate * 60:.0f} requests per minute", wait)
+            return
+        counted = scope.get("method") == "POST"  # GET is the long-lived event stream
+        if counted and self._busy.get(name, 0) >= self.in_flight:
+            await _too_many(send, f"over {self.in_flight} requests in flight", 1.0)
+            return
+        if counted:
+            self._busy[name] = self._busy.get(name, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            if counted:
+                self._busy[name] -= 1
+
+    def _take(self, name: str) -> float:
+        """Take one request from `name`'s bucket: 0, or the seconds until one is back."""
+        now = self._clock()
+        tokens, at = self._buckets.get(name, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - at) * self.rate)
+        if tokens < 1.0:
+            self._buckets[name] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+        self._buckets[name] = (tokens - 1.0, now)
+        return 0.0
+
+
+async def _too_many(send: Send, why: str, retry_after_s: float) -> None:
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32000, "message": f"rate limit: {why} for this principal"},
+        }
+    ).encode()
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 429,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(max(1, math.ceil(retry_after_s))).encode()),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})

@@ -108,8 +108,15 @@ def paths(store: Store, ns: str, uid_prefix: str) -> list[list[str]]:
     return [list(row["path"]) for row in rows]
 
 
-def export(store: Store, ns: str, handle: TextIO, progress: Progress) -> int:
-    """Write the served memory as JSON Lines to an open text stream; artifacts written."""
+def export(
+    store: Store,
+    ns: str,
+    handle: TextIO,
+    progress: Progress,
+    served: Callable[[list[tuple[str, int]]], None] = lambda versions: None,
+) -> int:
+    """Write the served memory as JSON Lines to an open text stream; artifacts written.
+    `served` is told which versions were handed out (uid, version), once written."""
     rows = store.read(EXPORT_LIVE, ns=ns)
     progress(0, len(rows))
     artifacts = []
@@ -126,6 +133,7 @@ def export(store: Store, ns: str, handle: TextIO, progress: Progress) -> int:
         handle.write(line + "\n")
         progress(min(done, len(rows)), len(rows))
     handle.flush()
+    served([(str(r["artifact"]["uid"]), int(r["artifact"]["version"])) for r in rows])
     return len(artifacts)
 
 

@@ -9,10 +9,19 @@ a use `a` seconds old weighs `2^(-a / half-life)` (`MEMOREPAIR_VALUE_HALF_LIFE_H
 buffer keeps the same decayed sum, so a flush adds exactly what the reads would have
 added one by one. `values.py` turns the record into the default value w.
 
-Usage records hold identities, counts and times, never content: erasure has nothing to
-scrub in them. `MEMOREPAIR_USE_RECORDING=false` makes `note` a no-op (nothing written).
-A failed flush is logged and dropped: use counts steer repair priorities, they are not
-worth failing or slowing a read for.
+The same reads also say who was served which version (exposure): per version, principal
+and session (an MCP session, a LangGraph thread) a count and the first and last time,
+one `serving/usage/record_exposure` statement per namespace at the same flush. After an
+event, `audit exposure` lists who read each version it withdrew (`audit.py`). Records
+whose last read is older than MEMOREPAIR_EXPOSURE_RETENTION_DAYS are deleted by a flush
+that wrote exposure records, at most every ten minutes per process.
+
+Usage and exposure records hold identities, counts and times, never content: erasure has
+nothing to scrub in them, and clearing a namespace removes them. `MEMOREPAIR_USE_RECORDING
+=false` stops the counts, `MEMOREPAIR_EXPOSURE_RECORDING=false` the exposure records. A
+read is written within MEMOREPAIR_USE_FLUSH_S, or at `close`; a process killed before
+that loses its last reads (a repair flushes its own process's reads before its barrier).
+A failed flush is logged and dropped: neither is worth failing or slowing a read for.
 """
 
 from __future__ import annotations
@@ -24,15 +33,21 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from memorepair import queries
-from memorepair.model import artifact_key
+from memorepair.model import artifact_key, version_id
 from memorepair.store import Store
 
 RECORD_USE = queries.named("serving/usage/record_use")
+RECORD_EXPOSURE = queries.named("serving/usage/record_exposure")
+EXPIRE_EXPOSURE = queries.named("serving/usage/expire_exposure")
 
 log = logging.getLogger(__name__)
 
 #: Buffered identities above which the flusher is woken early (bounded memory).
 MAX_PENDING = 50_000
+#: Seconds between two deletions of exposure records past their retention.
+EXPIRE_EVERY_S = 600.0
+#: Exposure records deleted per statement (the flusher loops until none are left).
+EXPIRE_BATCH = 10_000
 
 
 @dataclass
@@ -53,6 +68,27 @@ class Pending:
         self.count += 1
 
 
+@dataclass
+class Seen:
+    """One version served to one principal in one session since the last flush: reads,
+    and the first and last read's time (epoch seconds)."""
+
+    count: int
+    first: float
+    last: float
+
+    def add(self, at: float) -> None:
+        self.count += 1
+        self.first = min(self.first, at)
+        self.last = max(self.last, at)
+
+
+#: Who was served: (principal, session or None).
+Reader = tuple[str, str | None]
+#: What exposure records key on: (uid, version, principal, session).
+Exposed = tuple[str, int, str, str | None]
+
+
 def decay(age_s: float, half_life_s: float) -> float:
     """The weight of a use `age_s` seconds old: 1 now, 1/2 after one half-life."""
     return float(2.0 ** (-max(age_s, 0.0) / half_life_s))
@@ -68,10 +104,18 @@ class UseRecorder:
         enabled: bool,
         flush_s: float,
         half_life_s: float,
+        exposure: bool = True,
+        retention_s: float | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.store = store
         self.enabled = enabled
+        #: Whether reads also record who was served which version (audit exposure).
+        self.exposure = exposure
+        #: Exposure records whose last read is older are deleted (None: kept).
+        self.retention_s = retention_s
+        self._expired_at = 0.0
+        self._exposed: dict[str, dict[Exposed, Seen]] = {}
         self.flush_s = flush_s
         self.half_life_s = half_life_s
         self._clock = clock
@@ -83,28 +127,52 @@ class UseRecorder:
         #: Flushes that wrote something, identities written, seconds spent (benchmarks).
         self.stats = {"flushes": 0, "identities": 0, "seconds": 0.0}
 
-    def note(self, ns: str, uids: Iterable[str]) -> None:
-        """Count one use of each uid a read returned (a no-op when recording is off)."""
-        if not self.enabled:
+    def note(
+        self,
+        ns: str,
+        served: Iterable[tuple[str, int]],
+        reader: Reader | None = None,
+        *,
+        use: bool = True,
+    ) -> None:
+        """Count one use of each (uid, version) a read returned, and that `reader` was
+        served it; `use=False` records the exposure only (an export is not a use)."""
+        counting = self.enabled and use
+        exposing = self.exposure and reader is not None
+        if not counting and not exposing:
             return
         at = self._clock()
         with self._lock:
-            buffer = self._pending.setdefault(ns, {})
-            for uid in uids:
-                seen = buffer.get(uid)
-                if seen is None:
-                    buffer[uid] = Pending(1, at, 1.0)
-                else:
-                    seen.add(at, self.half_life_s)
+            uses = self._pending.setdefault(ns, {})
+            exposed = self._exposed.setdefault(ns, {})
+            for uid, version in served:
+                if counting:
+                    seen = uses.get(uid)
+                    if seen is None:
+                        uses[uid] = Pending(1, at, 1.0)
+                    else:
+                        seen.add(at, self.half_life_s)
+                if exposing and reader is not None:
+                    key = (uid, int(version), *reader)
+                    found = exposed.get(key)
+                    if found is None:
+                        exposed[key] = Seen(1, at, at)
+                    else:
+                        found.add(at)
             size = sum(len(b) for b in self._pending.values())
+            size += sum(len(b) for b in self._exposed.values())
             self._start()
         if size >= MAX_PENDING:
             self._wake.set()
 
     def flush(self) -> int:
-        """Write everything buffered now; the number of identities written."""
+        """Write everything buffered now; the number of identities whose use was counted
+        (exposure records are written too, and expired ones deleted when due)."""
         with self._lock:
             pending, self._pending = self._pending, {}
+            exposed, self._exposed = self._exposed, {}
+        if self._write_exposure(exposed):
+            self._expire()
         started = time.perf_counter()
         written = 0
         for ns, buffer in pending.items():
@@ -123,6 +191,43 @@ class UseRecorder:
             self.stats["seconds"] += time.perf_counter() - started
         return written
 
+    def _write_exposure(self, exposed: dict[str, dict[Exposed, Seen]]) -> int:
+        """Write the buffered exposure records; how many."""
+        written = 0
+        for ns, buffer in exposed.items():
+            rows = [
+                {
+                    "key": exposure_key(ns, uid, version, principal, session),
+                    "vid": version_id(ns, uid, version),
+                    "uid": uid,
+                    "version": version,
+                    "principal": principal,
+                    "session": session,
+                    **vars(seen),
+                }
+                for (uid, version, principal, session), seen in sorted(
+                    buffer.items(), key=lambda item: (*item[0][:3], item[0][3] or "")
+                )
+            ]
+            for batch in self.store.batched(rows):
+                self.store.write(RECORD_EXPOSURE, ns=ns, rows=batch)
+                written += len(batch)
+        return written
+
+    def _expire(self) -> None:
+        """Delete exposure records past their retention (at most every EXPIRE_EVERY_S), in
+        every namespace: whichever process reads also keeps the records bounded."""
+        now = self._clock()
+        if self.retention_s is None or now - self._expired_at < EXPIRE_EVERY_S:
+            return
+        self._expired_at = now
+        while True:
+            (row,) = self.store.write(
+                EXPIRE_EXPOSURE, before=now - self.retention_s, limit=EXPIRE_BATCH
+            )
+            if row["expired"] < EXPIRE_BATCH:
+                return
+
     def close(self) -> None:
         """Stop the flusher and write what is left (the store's close calls this)."""
         self._stop.set()
@@ -130,7 +235,7 @@ class UseRecorder:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
-        self._safe_flush()
+        self.flush_safely()
 
     def _start(self) -> None:
         """The flusher thread, started with the first use (called under the lock)."""
@@ -145,10 +250,16 @@ class UseRecorder:
             self._wake.wait(self.flush_s)
             self._wake.clear()
             if not self._stop.is_set():
-                self._safe_flush()
+                self.flush_safely()
 
-    def _safe_flush(self) -> None:
+    def flush_safely(self) -> None:
         try:
             self.flush()
         except Exception as exc:  # never let bookkeeping break or slow a read
             log.warning("use recording: a flush failed and was dropped: %s", exc)
+
+
+def exposure_key(ns: str, uid: str, version: int, principal: str, session: str | None) -> str:
+    """The key of one exposure record: a version, a principal and a session (newlines
+    appear in none of the three)."""
+    return f"{version_id(ns, uid, version)}\n{principal}\n{session or ''}"
