@@ -809,7 +809,9 @@ class MemoryStore:
 
     @guarded("status")
     def status(self, event_id: str | None = None) -> dict[str, Any]:
-        """Artifacts by visibility and the events not completed yet (`memorepair status`);
+        """Artifacts by visibility, the events not completed yet and the imports not
+        published (nothing of them served: `resume` finishes or discards them; `memorepair
+        status`);
         with `event_id`, that event's cascade by outcome too (under "event")."""
         data: dict[str, Any] = {
             "namespace": self.ns,
@@ -817,6 +819,7 @@ class MemoryStore:
             "principal": self.caller.principal.name,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
+            "open_imports": importing.open_imports(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
         if event_id is not None:

@@ -1050,7 +1050,7 @@ def _resume_imports(memory: MemoryStore, import_id: str | None, discard: bool) -
 @JSON_OPTION
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Artifacts by visibility, open events, and what is still withdrawn and why."""
+    """Artifacts by visibility, open events and imports, and what is still withdrawn and why."""
     with _memory(ctx) as memory:
         data = memory.status()
     counts, open_events = data["artifacts"], data["open_events"]
@@ -1066,6 +1066,12 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
                 or "none"
             )
         )
+        for item in data["open_imports"]:
+            click.echo(
+                f"  open import {item['id']}: {item['staged']} of {item['count']} items staged "
+                f"(not served), by {item['by']} (process {item['pid']} on {item['host']}); "
+                "`memorepair resume` finishes or discards it once that process is gone"
+            )
         withdrawn = data["withdrawn"]
         click.echo(f"  still withdrawn: {len(withdrawn) or 'nothing'}")
         for row in withdrawn[:20]:

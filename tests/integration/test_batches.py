@@ -147,6 +147,11 @@ def test_import_killed_serves_nothing_then_completes(
     _nothing_of_the_batch_served(based)  # held, alive
     _kill(process)
     _nothing_of_the_batch_served(based)  # after SIGKILL
+    [open_import] = based.status()["open_imports"]
+    assert (open_import["id"], open_import["count"]) == (import_id, 2 * RECORDS)
+    assert open_import["written"] is (point == "imported")
+    status = run_cli(based.ns, "status")
+    assert f"open import {import_id}: " in status.stdout, status.stdout
 
     if point == "imported":  # every item staged: resume publishes
         done = run_cli(based.ns, "resume")
