@@ -282,6 +282,11 @@ class PhaseRow:
     seconds: dict[str, float]
     total: float
     floor: dict[str, float]
+    #: After `total`, until the last deferred vector was written (`flush_embeddings`).
+    indexed: float = float("nan")
+    #: Time to searchable, p50 and p99 (s): each successor's publication commit to its
+    #: vector's commit (`MemoryStore.embedding_lags`).
+    searchable: tuple[float, float] = (float("nan"), float("nan"))
 
     @property
     def floor_total(self) -> float:
@@ -343,7 +348,9 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
     return seconds
 
 
-def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
+def bench_phases(
+    base: MemoryStore, sizes: Sequence[int], repeats: int, paces: Sequence[float] = ()
+) -> None:
     print("\n== phases: layered memory, one `correct` event on the hub, no-op operators ==")
     print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
     print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
@@ -354,20 +361,29 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
     print("floor = the write floor after the engine's run in the same repeat: a plain read,")
     print("withdraw by vid, WITHDREW edges, a new version + SUPERSEDES + influence edges per")
     print("artifact, nothing else (write_floor); its steps on the line under each median")
+    print("execution = successors built, staged and published batch by batch (the writer")
+    print("publishes each batch behind the builds); publication = outcomes and the last commit")
+    print("vectors = after e2e, until the last deferred vector was written; tts50/tts99 = time")
+    print("to searchable, each successor's publication to its vector (embeddings deferred; run")
+    print("1 copies unchanged predecessors' vectors, later runs repair the floor's versions,")
+    print("which have none, so their vectors are computed)")
     header = (
         f"{'artifacts':>9} {'run':>3} {'cascade':>7} {'sel':>6} {'import':>7} {'reach':>6} "
         f"{'plan':>6} {'raw':>6} "
         + " ".join(f"{p[:7]:>7}" for p in PHASES)
-        + f" {'e2e':>7} {'e2e/raw':>7} {'floor':>7} {'e2e/flr':>7}"
+        + f" {'e2e':>7} {'e2e/raw':>7} {'floor':>7} {'e2e/flr':>7} {'vectors':>7} {'tts50':>6} "
+        + f"{'tts99':>6}"
     )
     register_noops(base)  # the registry is shared by every namespace's MemoryStore
-    reads: list[tuple[int, list[float], list[float]]] = []
+    reads: list[tuple[int, list[float], DuringRepair]] = []
+    trade: list[tuple[float, list[float], DuringRepair]] = []
     print(header)
     for n in sizes:
         memory = _fresh(f"perf-phases-{n}", base)
         items = layered_memory(n)
         # import + the deferred embeddings, so the repair runs on a quiet server
         import_s, _ = _timed(partial(_import_embedded, memory, items))
+        memory.embedding_lags()  # the import's: not a repair's
         uids = [item.uid for item in items]
         del items
         rows: list[PhaseRow] = []
@@ -378,12 +394,15 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             raw, _ = _timed(partial(_run_query, memory, RAW_CASCADE, {"keys": keys}, 600))
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
-            if run == 1:  # uid reads idle, then during this repair (a reader thread)
-                idle = _uid_reads(memory, uids, lambda: time.sleep(3.0))
-                total, report, during = _uid_reads_during(memory, uids, event)
-                reads.append((n, idle, during))
+            if run == 1:  # uid reads idle, then during this repair (a reader process)
+                idle = _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
+                found = _uid_reads_during(memory, uids, event)
+                total, report, indexed = found.total, found.report, found.indexed
+                reads.append((n, idle, found))
             else:
                 total, report = _timed(partial(memory.repair, event))
+                indexed, _ = _timed(memory.flush_embeddings)
+            lags = memory.embedding_lags()
             floor = write_floor(memory, keys, run)
             row = PhaseRow(
                 n,
@@ -396,6 +415,8 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
                 dict(report.seconds),
                 total,
                 floor,
+                indexed,
+                _seconds_quantiles(lags),
             )
             rows.append(row)
             _print_phase_row(row, import_s if run == 1 else None)
@@ -410,6 +431,8 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             {p: _median([r.seconds.get(p, float("nan")) for r in rows]) for p in PHASES},
             _median([r.total for r in rows]),
             {step: _median([r.floor[step] for r in rows]) for step in FLOOR_STEPS},
+            _median([r.indexed for r in rows]),
+            (_median([r.searchable[0] for r in rows]), _median([r.searchable[1] for r in rows])),
         )
         _print_phase_row(median, None)
         steps = ", ".join(f"{step} {median.floor[step]:.3f}" for step in FLOOR_STEPS)
@@ -418,8 +441,11 @@ def bench_phases(base: MemoryStore, sizes: Sequence[int], repeats: int) -> None:
             f"{'':>9} memory after n={n}: python peak RSS {_py_peak_mib():.0f} MiB; "
             f"server {_server_memory(memory)}"
         )
+        if n == sizes[0]:
+            trade = [_paced_repair(memory, uids, pace) for pace in paces]
         memory.clear()
     _print_uid_reads(reads)
+    _print_pacing(sizes[0], trade)
 
 
 def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
@@ -427,10 +453,13 @@ def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
     memory.flush_embeddings()
 
 
-def _uid_reads(memory: MemoryStore, uids: Sequence[str], during: Callable[[], Any]) -> list[float]:
-    """Latencies (s) of `retrieve(uid=...)` of random uids, one after another, by a reader
-    in a child process of its own (as an agent would be: its own driver and interpreter,
-    so the repair's Python work does not hold its GIL), for as long as `during()` runs."""
+def _uid_reads(
+    memory: MemoryStore, uids: Sequence[str], during: Callable[[], Any]
+) -> list[tuple[float, float]]:
+    """(start, seconds) of each `retrieve(uid=...)` of random uids, one after another, by a
+    reader in a child process of its own (as an agent would be: its own driver and
+    interpreter, so the repair's Python work does not hold its GIL), for as long as
+    `during()` runs. Starts are `time.monotonic()`, one clock for both processes."""
     ctx = multiprocessing.get_context("spawn")
     stop, ready, queue = ctx.Event(), ctx.Event(), ctx.Queue()
     child = ctx.Process(
@@ -442,51 +471,108 @@ def _uid_reads(memory: MemoryStore, uids: Sequence[str], during: Callable[[], An
         during()
     finally:
         stop.set()
-        seconds: list[float] = queue.get(timeout=120)
+        reads: list[tuple[float, float]] = queue.get(timeout=120)
         child.join()
-    return seconds
+    return reads
+
+
+def _durations(reads: Sequence[tuple[float, float]]) -> list[float]:
+    return [seconds for _, seconds in reads]
 
 
 def _uid_reader(settings: Any, ns: str, uids: list[str], stop: Any, ready: Any, queue: Any) -> None:
-    seconds: list[float] = []
+    reads: list[tuple[float, float]] = []
     rng = random.Random(7)
     with open_store(ns=ns, settings=settings) as reader:
         reader.retrieve(uid=uids[0])  # connected and warm before the clock starts
         ready.set()
         while not stop.is_set():
             uid = rng.choice(uids)
-            started = time.perf_counter()
+            started = time.monotonic()
             reader.retrieve(uid=uid)
-            seconds.append(time.perf_counter() - started)
-    queue.put(seconds)
+            reads.append((started, time.monotonic() - started))
+    queue.put(reads)
 
 
-def _uid_reads_during(
-    memory: MemoryStore, uids: Sequence[str], event: Any
-) -> tuple[float, Any, list[float]]:
-    """The repair's wall seconds and report, and the uid reads made while it ran."""
-    result: dict[str, Any] = {}
+@dataclass
+class DuringRepair:
+    """One repair with a reader: its seconds, report and the reads' latencies (s) while it
+    ran and while its deferred vectors were written after it (`indexed` seconds)."""
+
+    total: float
+    report: Any
+    during: list[float]
+    tail: list[float]
+    indexed: float
+
+
+def _uid_reads_during(memory: MemoryStore, uids: Sequence[str], event: Any) -> DuringRepair:
+    marks: dict[str, Any] = {}
 
     def repair() -> None:
-        result["total"], result["report"] = _timed(partial(memory.repair, event))
+        marks["start"] = time.monotonic()
+        marks["report"] = memory.repair(event)
+        marks["end"] = time.monotonic()
+        memory.flush_embeddings()
+        marks["indexed"] = time.monotonic()
 
-    seconds = _uid_reads(memory, uids, repair)
-    return result["total"], result["report"], seconds
+    reads = _uid_reads(memory, uids, repair)
+    return DuringRepair(
+        marks["end"] - marks["start"],
+        marks["report"],
+        [s for t, s in reads if marks["start"] <= t < marks["end"]],
+        [s for t, s in reads if t >= marks["end"]],
+        marks["indexed"] - marks["end"],
+    )
 
 
-def _print_uid_reads(reads: Sequence[tuple[int, list[float], list[float]]]) -> None:
+def _paced_repair(
+    memory: MemoryStore, uids: Sequence[str], pace: float
+) -> tuple[float, list[float], DuringRepair]:
+    """One more repair on the hub at MEMOREPAIR_REPAIR_PACE=`pace`, with uid reads idle and
+    during it."""
+    settings = memory.settings.model_copy(update={"repair_pace": pace})
+    with open_store(ns=memory.ns, settings=settings) as paced:
+        register_noops(paced)
+        idle = _durations(_uid_reads(paced, uids, lambda: time.sleep(3.0)))
+        found = _uid_reads_during(paced, uids, correct_event(f"perf-pace-{pace:g}"))
+    return pace, idle, found
+
+
+def _print_uid_reads(reads: Sequence[tuple[int, list[float], DuringRepair]]) -> None:
     print("\nuid reads (retrieve --uid, random uids, a reader process), run 1 of each size:")
     print("(issue 20 before: p99 125 ms during a repair against 51 ms idle)")
     print(
         f"{'artifacts':>9} {'idle p50':>9} {'idle p99':>9} {'rep p50':>8} {'rep p99':>8} "
-        f"{'p99 ratio':>9} {'reads':>6}"
+        f"{'p99 ratio':>9} {'reads':>6} {'vec p99':>8} {'ratio':>6}"
     )
-    for n, idle, during in reads:
-        (i50, i99), (r50, r99) = _quantiles(idle), _quantiles(during)
+    for n, idle, found in reads:
+        (i50, i99), (r50, r99) = _quantiles(idle), _quantiles(found.during)
+        v99 = _quantiles(found.tail)[1]
         print(
-            f"{n:>9} {i50:9.2f} {i99:9.2f} {r50:8.2f} {r99:8.2f} {r99 / i99:9.2f} {len(during):>6}"
+            f"{n:>9} {i50:9.2f} {i99:9.2f} {r50:8.2f} {r99:8.2f} {r99 / i99:9.2f} "
+            f"{len(found.during):>6} {v99:8.2f} {v99 / i99:6.2f}"
         )
-    print("ms; idle = 3 s before the repair; rep = while memory.repair ran (the reader adds load)")
+    print("ms; idle = 3 s before the repair; rep = while memory.repair ran (the reader adds")
+    print("load); vec = after it, while its deferred vectors were written")
+
+
+def _print_pacing(n: int, trade: Sequence[tuple[float, list[float], DuringRepair]]) -> None:
+    if not trade:
+        return
+    print(f"\npacing: repair time against uid-read p99, MEMOREPAIR_REPAIR_PACE, {n} artifacts")
+    print("(one more repair of the hub per setting; the same reader process as above)")
+    print(
+        f"{'pace':>5} {'e2e s':>7} {'vectors':>7} {'idle p99':>9} {'rep p99':>8} {'ratio':>6} "
+        f"{'vec p99':>8} {'ratio':>6}"
+    )
+    for pace, idle, found in trade:
+        i99, r99 = _quantiles(idle)[1], _quantiles(found.during)[1]
+        v99 = _quantiles(found.tail)[1]
+        print(
+            f"{pace:5.2f} {found.total:7.2f} {found.indexed:7.2f} {i99:9.2f} {r99:8.2f} "
+            f"{r99 / i99:6.2f} {v99:8.2f} {v99 / i99:6.2f}"
+        )
 
 
 def _quantiles(seconds: Sequence[float]) -> tuple[float, float]:
@@ -494,6 +580,12 @@ def _quantiles(seconds: Sequence[float]) -> tuple[float, float]:
     ordered = sorted(seconds) or [float("nan")]
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
     return ordered[len(ordered) // 2] * 1e3, p99 * 1e3
+
+
+def _seconds_quantiles(seconds: Sequence[float]) -> tuple[float, float]:
+    """p50 and p99 in seconds."""
+    p50, p99 = _quantiles(seconds)
+    return p50 / 1e3, p99 / 1e3
 
 
 def _print_phase_row(row: PhaseRow, import_s: float | None) -> None:
@@ -504,7 +596,8 @@ def _print_phase_row(row: PhaseRow, import_s: float | None) -> None:
         f"{row.n:>9} {run:>3} {row.cascade:>7} {row.selected:>6} {imported} {row.reach:6.3f} "
         f"{row.plan:6.3f} {row.raw:6.3f} {phases} {row.total:7.2f} "
         f"{row.total / row.raw if row.raw else float('nan'):7.1f} "
-        f"{row.floor_total:7.2f} {row.total / row.floor_total:7.1f}"
+        f"{row.floor_total:7.2f} {row.total / row.floor_total:7.1f} {row.indexed:7.2f} "
+        f"{row.searchable[0]:6.1f} {row.searchable[1]:6.1f}"
     )
 
 
@@ -813,6 +906,12 @@ def main(argv: list[str] | None = None) -> int:
         "--repeats", type=int, default=3, help="runs per figure, medians quoted (default: 3)"
     )
     parser.add_argument(
+        "--paces",
+        default="1,0.5,0.25",
+        help="phases: MEMOREPAIR_REPAIR_PACE settings of the pacing trade, on the first size "
+        "(default: %(default)s; empty: none)",
+    )
+    parser.add_argument(
         "--selection-sizes",
         default="1e3,1e4,1e5,1e6",
         help="selection: candidate counts (default: %(default)s)",
@@ -857,7 +956,8 @@ def main(argv: list[str] | None = None) -> int:
                 bench_record_latency(base, min(args.write_n, 500))
                 bench_batch_api(base, args.batch_n, args.repeats)
             if "phases" in only:
-                bench_phases(base, _sizes(args.sizes), args.repeats)
+                paces = [float(p) for p in args.paces.split(",") if p.strip()]
+                bench_phases(base, _sizes(args.sizes), args.repeats, paces)
     print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")
     return 0
 

@@ -1,13 +1,31 @@
-// The deferred embeddings of freshly recorded versions (MEMOREPAIR_RECORD_EMBEDDING=
-// deferred), written just after their record committed. Only a version still served (or
-// staged by an import, published with it) and still without one gets it: one withdrawn
-// meanwhile is never served again (its successor is embedded when staged), and an erased
-// one must not regain a vector of its text.
+// The deferred embeddings (MEMOREPAIR_RECORD_EMBEDDING=deferred), written just after the
+// versions committed: fresh records, and successors a repair published without one.
+// Only a version still served (or staged by an import, published with it) and still
+// without one gets it: one withdrawn meanwhile is never served again (its successor gets
+// its own), and an erased one must not regain a vector of its text. A row either carries the vector of the version's own content, or
+// asks (`reuse`) for its predecessor's, copied inside the graph when the two contents are
+// equal and the predecessor's vector is of this space (no embedder call, no vector on the
+// wire); `missing` names the rows that asked for a copy and found none (the caller embeds
+// them). The superseded predecessor's vector goes in the same transaction: publication
+// leaves it for this copy, and it is never served (every search keeps `Live` only).
 // mode: write
-// params: $rows
+// params: $rows, $model
 UNWIND $rows AS row
 MATCH (a:Artifact {vid: row.vid})
-WHERE (a:Live OR a:Importing) AND a.embedding IS NULL AND a.erased_by IS NULL
-CALL db.create.setNodeVectorProperty(a, 'embedding', row.embedding)
-SET a.embedding_model = row.embedding_model, a.embedding_dim = row.embedding_dim
-RETURN count(a) AS written
+OPTIONAL MATCH (a)-[:SUPERSEDES]->(old:Superseded)
+WITH a, row, old, (a:Live OR a:Importing) AND a.embedding IS NULL AND a.erased_by IS NULL
+       AS wanted
+WITH a, row, old, wanted,
+     CASE WHEN row.embedding IS NOT NULL THEN row.embedding
+          WHEN row.reuse AND old.content = a.content AND old.embedding_model = $model
+            THEN old.embedding END AS vector
+CALL (a, vector, wanted, row) {
+  WITH a, vector, row WHERE wanted AND vector IS NOT NULL
+  CALL db.create.setNodeVectorProperty(a, 'embedding', vector)
+  SET a.embedding_model = $model, a.embedding_dim = size(vector)
+}
+FOREACH (gone IN CASE WHEN old IS NULL THEN [] ELSE [old] END |
+  REMOVE gone.embedding, gone.embedding_model, gone.embedding_dim)
+RETURN count(CASE WHEN wanted AND vector IS NOT NULL THEN 1 END) AS written,
+       collect(CASE WHEN wanted AND vector IS NULL AND a.content <> '' THEN a.vid END)
+         AS missing

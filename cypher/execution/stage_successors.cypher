@@ -2,10 +2,11 @@
 // The version is the one in the vid (the highest ever written for the uid, plus one).
 // Keyed by vid: a row whose successor already exists (a retried transaction that had
 // committed) is skipped, so a rerun writes nothing twice; a fresh successor has no
-// relationships yet, so its edges are CREATEd. Each row carries the embedding of the
-// successor's own content (computed before it is staged, never copied from `old`), so
-// publication only relabels. `work_s`: the measured seconds of its build and validation,
-// the default repair cost of the next event that withdraws it (values.py).
+// relationships yet, so its edges are CREATEd. A row carries the embedding of the
+// successor's own content (computed before it is staged), so publication only relabels;
+// or none, when embeddings are deferred: the embedding writer adds it after publication.
+// `work_s`: the measured seconds of its build and validation, the default repair cost of
+// the next event that withdraws it (values.py).
 // mode: write
 // params: $event_key, $rows
 MATCH (e:RepairEvent {key: $event_key})

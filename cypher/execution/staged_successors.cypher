@@ -1,6 +1,8 @@
-// What a previous (crashed) run of this event already staged, validated or published.
+// What a previous (crashed) run of this event already staged, validated or published:
+// successors it staged, and those it published without staging them first.
 // mode: read
 // params: $event_key
-MATCH (e:RepairEvent {key: $event_key})-[:STAGED]->(new:Artifact)-[:SUPERSEDES]->(old)
-RETURN old.vid AS old_vid, new {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+MATCH (e:RepairEvent {key: $event_key})-[:STAGED|PUBLISHED]->(new:Artifact)-[:SUPERSEDES]->(old)
+RETURN DISTINCT old.vid AS old_vid,
+       new {.*, created_at: null, published_at: null, embedding: null} AS artifact,
        new:Live AS published

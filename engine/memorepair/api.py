@@ -251,11 +251,18 @@ class MemoryStore:
                 self._backlog.close()
             self.store.close()
 
-    def flush_embeddings(self) -> None:
-        """Wait until every version recorded so far by this store has its embedding
-        (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit)."""
+    def flush_embeddings(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Wait until every version recorded or republished so far by this store has its
+        embedding (MEMOREPAIR_RECORD_EMBEDDING=deferred writes them just after each commit,
+        a repair's successors just after its publication); `progress(written, of)`."""
         if self._backlog is not None:
-            self._backlog.flush()
+            self._backlog.flush(progress)
+
+    def embedding_lags(self) -> list[float]:
+        """Seconds from each version's commit (a record, or a successor's publication) to
+        its deferred embedding's commit, for the versions written since the last call:
+        how long each took to become findable by meaning. Empty with embeddings inline."""
+        return self._backlog.lags() if self._backlog is not None else []
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -471,6 +478,7 @@ class MemoryStore:
             selector=selector,
             lam=lam,
             progress=progress,
+            backlog=self._backlog,
             by=self._by,
         )
 
@@ -480,8 +488,11 @@ class MemoryStore:
         event_id: str | None = None,
         progress: Progress = _quiet,
     ) -> list[RepairReport]:
+        """Complete interrupted events; then queue the embeddings a killed process left
+        unwritten in the namespace (deferred ones: served versions without a vector yet),
+        which this store's writer adds (`flush_embeddings` waits for them)."""
         self._require_embedder()
-        return repair.resume(
+        reports = repair.resume(
             self.store,
             self.registry,
             self.config,
@@ -489,8 +500,13 @@ class MemoryStore:
             self.ns,
             event_id,
             progress=progress,
+            backlog=self._backlog,
             by=self._by,
         )
+        if self._backlog is not None:
+            self._backlog.flush()  # what the resumed events queued, before looking again
+            self._backlog.add(embedding.unindexed(self.store, self.ns))
+        return reports
 
     @guarded("retry")
     def retry(self, event_id: str, progress: Progress = _quiet) -> RepairReport:
@@ -505,6 +521,7 @@ class MemoryStore:
             self.ns,
             event_id,
             progress=progress,
+            backlog=self._backlog,
             by=self._by,
         )
 

@@ -12,6 +12,7 @@ the selection it recorded.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,7 +21,7 @@ from memorepair import queries
 from memorepair.candidates import CandidateFamily, CascadeNode
 from memorepair.errors import InputError, some
 from memorepair.model import Arch, Kind, Recipe, RepairEventSpec, artifact_key
-from memorepair.store import Store
+from memorepair.store import Store, rest
 
 PLAN_CASCADE = queries.named("cascade/plan_cascade")
 CASCADE_NODES = queries.named("cascade/cascade_nodes")
@@ -71,8 +72,10 @@ def record_facts(
     selected: Collection[str],
     *,
     checkpoint: Callable[[str], None],
+    pace: float = 1.0,
 ) -> None:
-    """Write every candidate's facts on its WITHDREW edge, in batches.
+    """Write every candidate's facts on its WITHDREW edge, in batches, paced (`pace`, the
+    share of time the repair's writes may take: MEMOREPAIR_REPAIR_PACE).
 
     A crash between batches leaves some edges written: the re-run reads them back
     (`withdrew`) and MERGEs the rest, so each node keeps exactly one.
@@ -89,14 +92,16 @@ def record_facts(
             "cost": c.cost,
             "value_source": c.value_source,
             "cost_source": c.cost_source,
-            "requires": list(c.requires),
+            "requires": list(c.requires) or None,  # none stored: an empty list costs a write
             "selected": c.uid in in_selection,
         }
         for c in family.candidates
     ]
     for batch in store.batched(rows):
+        started = time.monotonic()
         store.write(RECORD_CANDIDATES, event_key=event_key, rows=batch)
         checkpoint("recording")
+        rest(time.monotonic() - started, pace)
 
 
 def _cascade(store: Store, spec: RepairEventSpec, rows: Sequence[Mapping[str, Any]]) -> Cascade:

@@ -262,6 +262,17 @@ def config_show(as_json: bool) -> None:
     _emit(data, as_json, human)
 
 
+def _await_vectors(memory: MemoryStore, progress: _Progress) -> None:
+    """The republished successors are served already; their vectors (deferred embeddings)
+    are written just after, and this process waits for them before it ends, showing it."""
+
+    def step(done: int, total: int) -> None:
+        if total > 1:
+            progress("vectors", done, total)
+
+    memory.flush_embeddings(step)
+
+
 @contextmanager
 def _memory(ctx: click.Context) -> Iterator[MemoryStore]:
     from memorepair.api import open_store
@@ -959,6 +970,7 @@ def repair_cmd(
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
+        _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report], as_json)
 
@@ -978,6 +990,7 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.retry(event_id, progress=progress)
+        _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
     _finish([report], as_json)
 
@@ -1017,6 +1030,7 @@ def resume_cmd(
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         imports = [] if event_id else _resume_imports(memory, import_id, discard)
         reports = [] if import_id else memory.resume(event_id, progress=progress)
+        _await_vectors(memory, progress)
     data = [r.as_dict() for r in reports]
     done = [i.as_dict() for i in imports]
 

@@ -17,9 +17,10 @@ import threading
 import time
 import urllib.error
 import urllib.request
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -409,11 +410,14 @@ def require_space(store: Store, ns: str, space: Space | None) -> None:
         )
 
 
+UNINDEXED_VERSIONS = queries.named("embedding/unindexed_versions")
 WRITE_LATE_EMBEDDINGS = queries.named("embedding/write_late_embeddings")
 #: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
 BACKLOG_MAX = 50_000
 #: The backlog writes once no version was queued for this long (a burst ends).
 BACKLOG_LINGER_S = 0.05
+#: Lags (commit to searchable by meaning) a backlog keeps for `lags`, the latest ones.
+LAG_SAMPLES = 200_000
 
 
 @dataclass(frozen=True)
@@ -423,20 +427,27 @@ class Pending:
     ns: str
     vid: str
     content: str
+    #: Its content equals its predecessor's (a successor): the predecessor's vector is
+    #: copied inside the graph, with no embedder call.
+    reuse: bool = False
+    #: When the version committed (`time.monotonic()`), for its lag until searchable.
+    at: float = field(default_factory=time.monotonic)
 
 
 class EmbeddingBacklog:
-    """Embeddings of freshly recorded versions, written on a background thread just after
-    their record committed (MEMOREPAIR_RECORD_EMBEDDING=deferred).
+    """Embeddings of freshly committed versions, written on a background thread just
+    after their commit (MEMOREPAIR_RECORD_EMBEDDING=deferred): fresh records, and the
+    successors a repair publishes.
 
     The embedder call and the vector index update were most of a `record` (the index is
-    updated inside the commit); neither decides what is served, which the record's own
-    transaction does, so they leave the agent's latency path. Until its embedding lands a
-    version is served by uid and found by text search, not by vector search: `flush` waits
-    for everything queued so far, and every search of this process flushes first, so a
-    process always finds what it recorded. A write that fails (the embedder down, a
-    namespace re-embedded with another model) marks the namespace's space stale: vector
-    search then refuses until `memorepair reindex`, rather than silently missing versions.
+    updated inside the commit) and most of a repair's writes; neither decides what is
+    served, which the version's own transaction does, so they leave the agent's latency
+    path and the repair's window. Until its embedding lands a version is served by uid and
+    found by text search, not by vector search: `flush` waits for everything queued so
+    far, and every search of this process flushes first, so a process always finds what it
+    recorded or republished. A write that fails (the embedder down, a namespace re-embedded
+    with another model) marks the namespace's space stale: vector search then refuses
+    until `memorepair reindex`, rather than silently missing versions.
     """
 
     def __init__(self, store: Store, embedder: Embedder, batch_size: int) -> None:
@@ -451,6 +462,7 @@ class EmbeddingBacklog:
         self._flushing = 0
         self._held = 0
         self._last_add = 0.0
+        self._lags: deque[float] = deque(maxlen=LAG_SAMPLES)
         self._changed = threading.Condition()
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
@@ -473,6 +485,21 @@ class EmbeddingBacklog:
                 self._thread.start()
             self._changed.notify_all()
 
+    @property
+    def pending(self) -> int:
+        """Versions queued and not written yet."""
+        with self._changed:
+            return self._queued - self._done
+
+    def lags(self) -> list[float]:
+        """Seconds from each version's commit to its embedding's commit, for the versions
+        written since the last call (the latest LAG_SAMPLES): how long after publication
+        a version became findable by meaning."""
+        with self._changed:
+            taken = list(self._lags)
+            self._lags.clear()
+        return taken
+
     @contextmanager
     def held(self) -> Iterator[None]:
         """Hold the writes back while a bulk write runs (they would compete with it for
@@ -487,8 +514,9 @@ class EmbeddingBacklog:
                 self._held -= 1
                 self._changed.notify_all()
 
-    def flush(self) -> None:
-        """Wait until every version queued before this call has its embedding written.
+    def flush(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Wait until every version queued before this call has its embedding written;
+        `progress(written, of)` hears how far it got about twice a second.
 
         Free when nothing is pending (every search calls it): no lock, no wake-up of the
         writer. The two counters only grow, and an `add` that returned before this call
@@ -497,11 +525,14 @@ class EmbeddingBacklog:
             return
         with self._changed:
             target = self._queued
+            first = self._done
             self._flushing += 1
             self._changed.notify_all()
             try:
                 while self._done < target and self._thread is not None:
-                    self._changed.wait()
+                    self._changed.wait(0.5 if progress else None)
+                    if progress is not None:
+                        progress(min(self._done, target) - first, target - first)
             finally:
                 self._flushing -= 1
 
@@ -545,39 +576,61 @@ class EmbeddingBacklog:
             except Exception as exc:  # a dead writer would hang every flush
                 self.error = exc
             finally:
+                written = time.monotonic()
                 with self._changed:
                     self._done += len(batch)
+                    self._lags.extend(written - p.at for p in batch)
                     self._changed.notify_all()
 
     def _write(self, batch: list[Pending]) -> None:
         embedder = self._embedder
-        space = Space(embedder.name, embedder.dimension)
         for ns in sorted({p.ns for p in batch}):
-            mine = [p for p in batch if p.ns == ns]
             try:
-                vectors = embedder.embed([p.content for p in mine])
-                rows = [  # in key order, as every writer locks heads (no deadlocks)
-                    {
-                        "vid": p.vid,
-                        "embedding": vector,
-                        "embedding_model": space.model,
-                        "embedding_dim": len(vector),
-                    }
-                    for p, vector in sorted(
-                        zip(mine, vectors, strict=True),
-                        key=lambda pair: pair[0].vid.rsplit("@", 1)[0],
-                    )
-                    if p.content
-                ]
-                self._store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
+                write_embeddings(self._store, embedder, [p for p in batch if p.ns == ns])
             except MemoRepairError as exc:
                 self.error = exc
                 self._store.write(MARK_SPACE_STALE, ns=ns)
 
 
-def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> None:
+def unindexed(store: Store, ns: str) -> list[Pending]:
+    """What a killed process left to its embedding writer in a namespace: served versions
+    without their deferred embedding, and the successors of superseded versions still
+    holding a vector (the writer copies or drops it). `resume` queues them again."""
+    (found,) = store.read(UNINDEXED_VERSIONS, ns=ns)
+    return [
+        Pending(ns, r["vid"], r["content"], reuse=r["reuse"])
+        for r in found["rows"]
+        if embeds(json.loads(r["meta"]) if r["meta"] else None)
+    ]
+
+
+def write_embeddings(store: Store, embedder: Embedder, pending: Sequence[Pending]) -> int:
+    """Write the embeddings of one namespace's versions in one transaction, in key order
+    (as every writer locks heads: no deadlocks), and drop their superseded predecessors'
+    vectors. A version marked `reuse` takes its predecessor's vector, copied in the graph;
+    the few whose predecessor had none (erased meanwhile, another model) are embedded
+    after. Returns how many versions took an embedding."""
+    if not pending:
+        return 0
+    ns = pending[0].ns
+    space = Space(embedder.name, embedder.dimension)
+    ordered = sorted(pending, key=lambda p: p.vid.rsplit("@", 1)[0])
+    fresh = [p for p in ordered if p.content and not p.reuse]
+    embedded = embedder.embed([p.content for p in fresh])
+    vectors = dict(zip([p.vid for p in fresh], embedded, strict=True))
+    rows = [{"vid": p.vid, "embedding": vectors.get(p.vid), "reuse": p.reuse} for p in ordered]
+    written, missing = store.transaction(partial(_write_late, ns=ns, space=space, rows=rows))
+    if missing:
+        wanted = set(missing)
+        again = [replace(p, reuse=False) for p in ordered if p.vid in wanted]
+        written += write_embeddings(store, embedder, again)
+    return written
+
+
+def _write_late(tx: Tx, ns: str, space: Space, rows: list[dict[str, Any]]) -> tuple[int, list[str]]:
     """Write, then claim the space only if a version took an embedding (a namespace
     cleared meanwhile gets no space node back); a mismatch rolls the writes back."""
-    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows)
+    (found,) = tx.run(WRITE_LATE_EMBEDDINGS, rows=rows, model=space.model)
     if found["written"]:
         claim_space(tx, ns, space)
+    return int(found["written"]), list(found["missing"])

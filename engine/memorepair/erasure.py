@@ -16,9 +16,11 @@ successors are checked against them, and the proof can run later): hashes of eve
 phrase of it (of the whole text when shorter, from 3 words), and of every identifier-like
 token (booking references, passport numbers). A phrase that a correction's replacement
 or other served memory still says (a template other records share) is not the erased
-text's own and is left out; identifiers never are. `memorepair audit erasure EVENT` scans
-every text property of every node and relationship of the namespace for them, and so does
-the erasure itself before it lets the event complete. Fingerprints only find copies: a
+text's own and is left out; so is an identifier that served memory recorded no later than
+the roots states too (it cannot have been copied from them), never one recorded after.
+`memorepair audit erasure EVENT` scans every text property of every node and relationship
+of the namespace for them, and so does the erasure itself before it lets the event
+complete. Fingerprints only find copies: a
 paraphrase (an LLM's) is not found by them; the graph's structure (redacting whatever
 was derived from the roots) is what removes those.
 """
@@ -84,7 +86,8 @@ def planned(store: Store, spec: RepairEventSpec, cascade: Iterable[str] = ()) ->
         for r in spec.replacements
     ]
     prints = _prints(row["versions"], kept, spec.roots)
-    return Matcher.of(set(prints) - _shared(store, spec.ns, prints, skip={*cascade, *spec.roots}))
+    skip = {*cascade, *spec.roots}
+    return Matcher.of(set(prints) - _shared(store, spec.ns, prints, row["first_at"], skip))
 
 
 def erase(store: Store, event: Event) -> dict[str, Any]:
@@ -175,7 +178,8 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
         return list(row["recorded"])
     versions = row["versions"]
     prints = _prints(versions, row["replacements"], event.spec.roots)
-    prints = sorted(set(prints) - _shared(store, event.spec.ns, prints))  # after the barrier
+    shared = _shared(store, event.spec.ns, prints, row["first_at"])  # after the barrier
+    prints = sorted(set(prints) - shared)
     if event.spec.retry_of is not None:  # its roots' texts were redacted by the original
         original = events.record(store, event.spec.ns, event.spec.retry_of)
         prints = sorted({*prints, *(original.get("erasure_prints") or [])})
@@ -184,21 +188,32 @@ def _fingerprints(store: Store, event: Event) -> list[str]:
     return prints
 
 
-def _shared(store: Store, ns: str, prints: Iterable[str], skip: Iterable[str] = ()) -> set[str]:
-    """The phrase fingerprints that served memory (other than `skip`) says too: a template
-    or sentence other records share is not the erased text's own, and would otherwise
-    count every one of them as a copy. Identifiers (a passport number) always count."""
-    phrases = Matcher.of(prints).phrases_only
-    if not phrases:
+def _shared(
+    store: Store, ns: str, prints: Iterable[str], first_at: Any, skip: Iterable[str] = ()
+) -> set[str]:
+    """The fingerprints that served memory (other than `skip`) says too, which are not the
+    erased text's own: a phrase any of it says (a template or sentence other records
+    share would otherwise count every one of them as a copy), and an identifier said by an
+    artifact that existed no later than the roots' first version (`first_at`), which
+    cannot have copied it (two users' records naming one shared account token). An
+    identifier in an artifact recorded after the roots (an agent's note quoting a passport
+    number) stays a fingerprint, so the erasure finds that copy."""
+    matcher = Matcher.of(prints)
+    if not matcher:
         return set()
+    phrases, identifiers = matcher.phrases_only, matcher.identifiers_only
     skipped = set(skip)
     shared: set[str] = set()
     after = ""
     while True:
-        page = store.read(LIVE_TEXTS, ns=ns, after=after, limit=store.batch_size)
+        page = store.read(LIVE_TEXTS, ns=ns, after=after, limit=store.batch_size, first_at=first_at)
         for row in page:
-            if row["uid"] not in skipped:
-                shared |= phrases.found_in([row["content"] or "", row["meta"] or ""])
+            if row["uid"] in skipped:
+                continue
+            texts = [row["content"] or "", row["meta"] or ""]
+            shared |= phrases.found_in(texts)
+            if row["before_roots"]:
+                shared |= identifiers.found_in(texts)
         if len(page) < store.batch_size:
             return shared
         after = page[-1]["id"]

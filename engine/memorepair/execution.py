@@ -1,9 +1,11 @@
 """SPEC §6, execution: build every selected successor, in topological order, and stage it.
 
 Each successor is built by its candidate's operator from Ret(e), X_delta, kappa_e and the
-staged successors of its required predecessors, then written as a *staged* version
-(invisible to serving). A resumed run reuses what a crashed one staged (staging is keyed
-by the successor's version id). Validation is the next step (`validation.py`).
+staged successors of its required predecessors, judged (`validation.judge`), and handed
+to a writer that stages it as a version invisible to serving (`write_staged`); the
+repair's writer publishes each batch in the transaction that stages it, once what it
+requires is published (`publication.Publisher`). A resumed run reuses what a crashed one
+staged (staging is keyed by the successor's version id).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memorepair import embedding, queries
+from memorepair import queries
 from memorepair.candidates import Candidate, CandidateFamily
 from memorepair.codec import artifact_from_row, canonical_json, stored_json
 from memorepair.errors import some
@@ -34,7 +36,7 @@ from memorepair.operators.base import RepairContext, Successor, Support
 from memorepair.operators.common import NoSupport, Taint
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import cpu_clock
-from memorepair.store import Row, Store, WriteBehind
+from memorepair.store import Row, Store, Tx
 
 READ_VERSIONS = queries.named("execution/read_versions")
 READ_INPUT_VERSIONS = queries.named("execution/read_input_versions")
@@ -54,6 +56,7 @@ class Attempt:
     validated: bool | None = None
     detail: str = ""
     published: bool = False  # by an interrupted run of the same event
+    staged: bool = False  # by an interrupted run of the same event (its node exists)
     #: Measured seconds of its build and validation (the next event's default cost).
     work_s: float | None = None
     #: Its operator found nothing in the support to build from (``NoSupport``): removed.
@@ -93,36 +96,43 @@ def stage(
     selected: Sequence[str],
     *,
     progress: Progress,
-    checkpoint: Callable[[str], None],
-    indexing: embedding.Indexing,
+    write: Callable[[Attempt], Attempt],
     judge: Callable[[Attempt], Attempt] = lambda attempt: attempt,
     erased: Matcher | None = None,
 ) -> list[Attempt]:
-    """Build every selected successor in topological order and stage it in Neo4j.
+    """Build every selected successor in topological order and hand each attempt to
+    `write`, which stages it in Neo4j (and may publish it: `publication.Publisher`).
 
-    `judge` gives each fresh successor its verdict (the next step's check, handed in) so
-    it is staged with it: one write per successor, not a staging and a verdict pass.
-    Staging writes run behind the builds (two batches in flight): the server stages
-    batches k-1 and k while operators build k+1; the with-block ends once every batch
-    committed. A crash may lose the batches in flight, never a committed one. Each batch's
-    successors are embedded on the writer thread, from their own content, before they are
-    staged (search, `embedding.searchable`): publication then only relabels. `erased`: an
-    erasing event's fingerprints, which every context carries (`successor_meta`).
+    `judge` gives each successor its verdict (the next step's check, handed in) so it is
+    staged with it: one write per successor, not a staging and a verdict pass. Every
+    attempt goes to `write` in topological order, also a failed build (no successor)
+    and one a crashed run of the same event already staged (`Attempt.staged`), so the
+    writer knows what each later one requires. The writer stages behind the builds: the
+    server writes batch k while operators build k+1. `erased`: an erasing event's
+    fingerprints, which every context carries (`successor_meta`).
     """
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
     support = _read_support(store, spec, family, order(family, selected))
     support.erased = erased
-    searchable = embedding.searchable(indexing)
-    with WriteBehind(store, STAGE_SUCCESSORS, event_key=key, prepare=searchable) as writer:
 
-        def write(attempt: Attempt) -> Attempt:
-            judged = judge(attempt)
-            if writer.add(_row(judged)):
-                checkpoint("staging")
-            return judged
+    def handed(attempt: Attempt) -> Attempt:
+        return write(judge(attempt))
 
-        return _build_all(registry, spec, family, selected, support, previous, write, progress)
+    return _build_all(registry, spec, family, selected, support, previous, handed, progress)
+
+
+def stage_rows(attempts: Sequence[Attempt], prepare: Callable[[list[Row]], list[Row]]) -> list[Row]:
+    """The staging rows of fresh successors (`stage_successors`), completed by `prepare`
+    (`embedding.searchable`: meta terms, and the embedding unless it is deferred)."""
+    return prepare([_row(a) for a in attempts if a.successor is not None and not a.staged])
+
+
+def write_staged(tx: Tx, event_key: str, rows: list[Row]) -> None:
+    """Stage a batch's fresh successors (invisible to serving) in the caller's transaction.
+    A vid that exists already (a retried transaction that had committed) is skipped."""
+    if rows:
+        tx.run(STAGE_SUCCESSORS, event_key=event_key, rows=rows)
 
 
 def build_dry(
@@ -156,8 +166,8 @@ def _build_all(
     write: Callable[[Attempt], Attempt],
     progress: Progress,
 ) -> list[Attempt]:
-    """Each candidate's attempt, in topological order; fresh successors go to `write`
-    (which returns the attempt as staged)."""
+    """Each candidate's attempt, in topological order, each handed to `write` (which
+    returns it as written)."""
     candidates = order(family, selected)
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
@@ -168,8 +178,7 @@ def _build_all(
             attempt = _reused(candidate, ctx, reused)
         else:
             attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
-            if attempt.successor is not None:
-                attempt = write(attempt)
+        attempt = write(attempt)
         if attempt.successor is not None:
             successors[candidate.uid] = _staged_support(attempt)
         attempts.append(attempt)
@@ -288,6 +297,7 @@ def _reused(candidate: Candidate, ctx: RepairContext, row: Mapping[str, Any]) ->
         artifact.get("validated"),
         artifact.get("validation") or "",
         bool(row["published"]),
+        staged=True,
     )
 
 
@@ -384,7 +394,7 @@ def _row(attempt: Attempt) -> Row:
         "content": successor.content,
         "recipe": stored_json(successor.recipe.model_dump() if successor.recipe else None),
         "meta": stored_json(dict(successor.meta)),
-        "inputs": list(successor.inputs),
+        "inputs": list(successor.inputs) or None,  # none stored, as for a fresh record
         "validated": attempt.validated,
         "validation": attempt.detail or None,
         "operator": attempt.candidate.mode.value,

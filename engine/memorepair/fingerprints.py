@@ -108,6 +108,11 @@ class Matcher:
         """The phrase fingerprints alone (identifiers left out)."""
         return Matcher.of(self._phrases.values())
 
+    @property
+    def identifiers_only(self) -> Matcher:
+        """The identifier fingerprints alone (phrases left out)."""
+        return Matcher.of(self._ids.values())
+
     def __bool__(self) -> bool:
         return bool(self.prints)
 

@@ -720,6 +720,6 @@ def _fresh_row(ns: str, artifact: ArtifactIn, by: str | None = None) -> dict[str
         "repair_cost": artifact.repair_cost,
         "recipe": stored_json(artifact.recipe.model_dump() if artifact.recipe else None),
         "meta": stored_json(artifact.meta),
-        "inputs": list(artifact.inputs),
+        "inputs": list(artifact.inputs) or None,  # none stored: an empty list costs a write
         "by": by,
     }

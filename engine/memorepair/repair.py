@@ -13,9 +13,10 @@ phase (`events.PHASES`) named beside it:
     candidates   §4    -               read the withdrawn cascade, build the family Q
     selection    §5    -               the min-cut (a resumed run keeps its recorded one)
     record       §4-5  candidates, selected   the facts on the audit edges
-    execution    §6    staged          build and stage every selected successor
+    execution    §6    staged          build every selected successor; the writer stages
+                                       and republishes each batch behind the builds
     validation   §6    validated       judge what execution left without a verdict
-    publication  §6    published       republish in topological batches
+    publication  §6    published       every other outcome, the completing commit
     erasure      -     erased          redact every copy of erased text (erasing events)
 
 Each step lives in its own module and takes the data it needs; `events.py` owns the
@@ -31,7 +32,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any, cast
@@ -49,7 +50,7 @@ from memorepair import (
 )
 from memorepair.candidates import CandidateFamily, CascadeNode, build_candidates, table_key
 from memorepair.cascade import Cascade
-from memorepair.embedding import Indexing
+from memorepair.embedding import EmbeddingBacklog, Indexing, searchable
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
@@ -240,21 +241,25 @@ def run(
     selector: Selector | None = None,
     progress: Progress = _quiet,
     recorded: bool = False,
+    backlog: EmbeddingBacklog | None = None,
     by: str | None = None,
 ) -> RepairReport:
     """Run (or resume) one repair event to completion. Idempotent by event id.
 
     `recorded`: the spec is the one the event node keeps (`resume`), not the caller's.
-    `indexing` gives the replacements and successors their search fields.
+    `indexing` gives the replacements and successors their search fields; with a
+    `backlog` (deferred embeddings) the successors' vectors are written by it just after
+    their publication instead of as they are staged.
     `by`: the principal asking (recorded on the event when this run creates it).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
+    writers = _Writers(indexing, backlog)
     retried = store.retried_transactions
     with _gc_paused():
         report = _run(
-            store, registry, config, indexing, spec, lam_, selector_, progress, recorded, by
+            store, registry, config, writers, spec, lam_, selector_, progress, recorded, by
         )
     return replace(report, retried=store.retried_transactions - retried)
 
@@ -267,6 +272,7 @@ def resume(
     ns: str,
     event_id: str | None = None,
     progress: Progress = _quiet,
+    backlog: EmbeddingBacklog | None = None,
     by: str | None = None,
 ) -> list[RepairReport]:
     """Complete interrupted events (one, or every open one of the namespace, oldest first),
@@ -285,6 +291,7 @@ def resume(
                     spec,
                     progress=progress,
                     recorded=True,
+                    backlog=backlog,
                     by=by,
                 )
             )
@@ -301,6 +308,7 @@ def retry(
     ns: str,
     event_id: str,
     progress: Progress = _quiet,
+    backlog: EmbeddingBacklog | None = None,
     by: str | None = None,
 ) -> RepairReport:
     """Re-attempt what an event left failed or blocked, as a follow-up event linked to it.
@@ -309,11 +317,11 @@ def retry(
     repairs them under the same selection rules and lambda, with the registry as it is now
     (a back-end installed since, say). An interrupted retry is resumed instead.
     """
+    go = partial(run, store, registry, config, indexing, progress=progress, backlog=backlog, by=by)
     original = events.recorded_spec(store, ns, event_id)
     chain = events.retries(store, ns, event_id)
     if chain and chain[-1]["status"] == "open":
-        spec = events.recorded_spec(store, ns, chain[-1]["id"])
-        return run(store, registry, config, indexing, spec, progress=progress, recorded=True, by=by)
+        return go(events.recorded_spec(store, ns, chain[-1]["id"]), recorded=True)
     base = chain[-1]["id"] if chain else event_id
     stranded = sorted(s["uid"] for s in audit.report_of(store, ns, base).stranded)
     if not stranded:
@@ -331,8 +339,7 @@ def retry(
             "retry_of": base,
         }
     )
-    selector = cast(Selector, record["selector"])
-    return run(store, registry, config, indexing, spec, selector=selector, progress=progress, by=by)
+    return go(spec, selector=cast(Selector, record["selector"]))
 
 
 def resolve(
@@ -347,11 +354,32 @@ def resolve(
     return lam_, selector or config.selector
 
 
+@dataclass(frozen=True)
+class _Writers:
+    """What a run writes search fields with: `indexing`, and the store's `backlog` when
+    embeddings are deferred (the successors' vectors follow their publication)."""
+
+    indexing: Indexing
+    backlog: EmbeddingBacklog | None
+
+    def held(self) -> AbstractContextManager[None]:
+        """The backlog held back while the repair writes (they would compete)."""
+        return self.backlog.held() if self.backlog is not None else nullcontext()
+
+    def requeue(self, store: Store, spec: RepairEventSpec) -> None:
+        """A resumed event: the vectors its published successors still lack (a process
+        killed between publication and its embedding writer's last write) are queued
+        again. Without a backlog (embeddings inline or off) nothing was deferred: a store
+        that switched modes between the kill and the resume leaves them to `reindex`."""
+        if self.backlog is not None:
+            self.backlog.add(publication.unindexed(store, spec))
+
+
 def _run(
     store: Store,
     registry: OperatorRegistry,
     config: RepairConfig,
-    indexing: Indexing,
+    writers: _Writers,
     spec: RepairEventSpec,
     lam: float,
     selector: Selector,
@@ -369,6 +397,7 @@ def _run(
         by=by,
     )
     if event.completed:
+        writers.requeue(store, spec)
         return audit.report_of(store, spec.ns, spec.id, resumed_from=event.phase)
     if recorded and not event.reached("withdrawn") and spec.replacements:
         _refuse(
@@ -379,7 +408,7 @@ def _run(
     clock = _Clock(progress)
     if not event.reached("withdrawn"):
         with clock.step("barrier"):
-            _withdraw(store, event, config.busy_wait_s, indexing)
+            _withdraw(store, event, config.busy_wait_s, writers.indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
         with clock.step("hold"):
             barrier.hold(store, spec)
@@ -390,14 +419,12 @@ def _run(
         selection = _select(event, family, withdrawn, config)
     if not event.reached("selected"):
         with clock.step("record"):
-            _record(store, event, withdrawn, family, selection)
-    with sandbox_session():  # one sandbox worker for the event's chains and tool calls
-        with clock.step("execution"):
-            attempts = _execute(store, registry, indexing, event, family, selection, progress)
-        with clock.step("validation"):
-            attempts = _validate(store, registry, event, attempts, progress)
-    with clock.step("publication"):
-        outcomes = _publish(store, event, family, selection, attempts)
+            _record(store, event, withdrawn, family, selection, config.pace)
+    if resumed_from is not None:
+        writers.requeue(store, spec)
+    attempts, outcomes = _rebuild(
+        store, registry, config, writers, event, family, selection, progress, clock
+    )
     proof = None
     if spec.erases:
         with clock.step("erasure"):
@@ -406,6 +433,33 @@ def _run(
     work_s = sum(a.work_s for a in attempts if a.work_s is not None)
     cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
     return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
+
+
+def _rebuild(
+    store: Store,
+    registry: OperatorRegistry,
+    config: RepairConfig,
+    writers: _Writers,
+    event: Event,
+    family: CandidateFamily,
+    selection: EventSelection,
+    progress: Progress,
+    clock: _Clock,
+) -> tuple[list[Attempt], Outcomes]:
+    """Execution (which publishes batch by batch), validation and the closing publication,
+    with the embedding backlog held back meanwhile: its writes would compete with the
+    repair's, and the successors' vectors follow once it ends."""
+    with writers.held():
+        with sandbox_session():  # one sandbox worker for the event's chains and tool calls
+            with clock.step("execution"):
+                attempts, written = _execute(
+                    store, registry, config, writers, event, family, selection, progress
+                )
+            with clock.step("validation"):
+                attempts = _validate(store, registry, event, attempts, progress)
+        with clock.step("publication"):
+            outcomes = _publish(store, event, family, selection, attempts, written)
+    return attempts, outcomes
 
 
 def _check_replacements(spec: RepairEventSpec, limit: int) -> None:
@@ -509,11 +563,18 @@ def _record(
     withdrawn: Cascade,
     family: CandidateFamily,
     selection: EventSelection,
+    pace: float,
 ) -> None:
     """The candidate facts on the audit edges, then the candidates and selected phases
     (re-recording facts is harmless: each edge is merged once)."""
     cascade.record_facts(
-        store, event.key, withdrawn, family, selection.selected, checkpoint=event.checkpoint
+        store,
+        event.key,
+        withdrawn,
+        family,
+        selection.selected,
+        checkpoint=event.checkpoint,
+        pace=pace,
     )
     event.complete("candidates", {"candidates": len(family.candidates)})
     event.complete(
@@ -524,29 +585,43 @@ def _record(
 def _execute(
     store: Store,
     registry: OperatorRegistry,
-    indexing: Indexing,
+    config: RepairConfig,
+    writers: _Writers,
     event: Event,
     family: CandidateFamily,
     selection: EventSelection,
     progress: Progress,
-) -> list[Attempt]:
-    """Stage every selected successor; an erasing event first records the fingerprints of
-    what it erases, which no successor may carry (`erasure.prepare`)."""
+) -> tuple[list[Attempt], publication.Publisher]:
+    """Execution with publication behind it: each batch of successors is staged and, where
+    the closure allows, published by the writer while the next batch is built. With a
+    backlog the successors' embeddings are deferred until after their publication. An
+    erasing event first records the fingerprints of what it erases, which no successor
+    may carry (`erasure.prepare`)."""
     erased = erasure.prepare(store, event) if event.spec.erases else None
-    attempts = execution.stage(
+    writer = publication.Publisher(
         store,
-        registry,
         event.spec,
-        family,
-        selection.selected,
-        progress=progress,
+        prepare=searchable(writers.indexing, embed=writers.backlog is None),
         checkpoint=event.checkpoint,
-        indexing=indexing,
-        judge=partial(validation.judge, registry),
-        erased=erased,
+        backlog=writers.backlog,
+        pace=config.pace,
+        progress=progress,
+        total=len(selection.selected),
     )
+    with writer:
+        attempts = execution.stage(
+            store,
+            registry,
+            event.spec,
+            family,
+            selection.selected,
+            progress=progress,
+            write=writer.add,
+            judge=partial(validation.judge, registry),
+            erased=erased,
+        )
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
-    return attempts
+    return attempts, writer
 
 
 def _validate(
@@ -569,18 +644,18 @@ def _publish(
     family: CandidateFamily,
     selection: EventSelection,
     attempts: list[Attempt],
+    written: publication.Publisher,
 ) -> Outcomes:
-    outcomes = publication.publish(
+    return publication.publish(
         store,
         event.spec,
         family,
         selection.selected,
         attempts,
+        written=written,
         figures=_figures(event, family, selection),
         commit=event.commit("published", status="open" if event.spec.erases else "completed"),
-        checkpoint=event.checkpoint,
     )
-    return outcomes
 
 
 def _figures(event: Event, family: CandidateFamily, selection: EventSelection) -> dict[str, Any]:

@@ -172,6 +172,10 @@ class Settings(BaseSettings):
     value_warmup_h: float = Field(default=24.0, ge=0, le=100_000)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
+    #: The share of time a repair's writer may keep the server busy: after each batch it
+    #: rests for what the batch took times (1 - pace) / pace, so that serving reads keep
+    #: a core (1: no rest, the fastest repair; 0.5: rests as long as it wrote).
+    repair_pace: float = Field(default=1.0, gt=0, le=1)
 
     #: Register the sample memory's `currency` tool (both versions) in every store, so the
     #: sample events can be repaired by hand outside `memorepair demo` (which always has it).
@@ -355,6 +359,8 @@ class RepairConfig:
     solver: Literal["auto", "igraph", "ortools"] = "auto"
     solver_threshold: int = Settings.model_fields["solver_threshold"].default
     busy_wait_s: float = Settings.model_fields["busy_wait_s"].default
+    #: The share of time a repair's batch writes may take (MEMOREPAIR_REPAIR_PACE).
+    pace: float = Settings.model_fields["repair_pace"].default
     #: A correction's replacement passes the cap a recorded artifact does.
     max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
@@ -373,6 +379,7 @@ class RepairConfig:
             solver=settings.solver,
             solver_threshold=settings.solver_threshold,
             busy_wait_s=settings.busy_wait_s,
+            pace=settings.repair_pace,
             max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),

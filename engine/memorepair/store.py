@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -76,6 +77,14 @@ class Tx:
         # keys()+values(), not data(): our queries return maps and scalars only, and data()'s
         # recursive conversion was a third of the client's time on large cascades.
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in result]
+
+
+def rest(seconds: float, pace: float) -> None:
+    """Pacing: after a write that took `seconds`, wait so that such writes take a `pace`
+    share of the time (MEMOREPAIR_REPAIR_PACE; 1: no wait). A repair's batches then leave
+    the server's cores to serving reads the rest of the time."""
+    if pace < 1.0:
+        time.sleep(seconds * (1.0 - pace) / pace)
 
 
 class _Calls(threading.local):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memorepair import events
+from memorepair import events, queries
 from memorepair.api import MemoryStore
 from memorepair.events import PAUSE_ENV
 from memorepair.model import ArtifactIn, Kind, Recipe
@@ -28,6 +28,9 @@ SAMPLE = ROOT / "engine" / "memorepair" / "sample"
 MEMORYREPAIR_BIN = Path(sys.executable).parent / "memorepair"
 #: Every phase a repair records after creating its event (each a kill point).
 PHASES = tuple(p for p in events.PHASES if p != "created")
+EMBEDDING_STATE = queries.named(
+    "embedding_state", root=Path(__file__).parent / "cypher", label="tests/integration/cypher"
+)
 
 
 def cli_env(ns: str, **extra: str) -> dict[str, str]:
@@ -125,6 +128,38 @@ def served(memory: MemoryStore) -> dict[str, tuple[int, str]]:
 
 def versions(memory: MemoryStore, uid: str) -> list[tuple[int, str]]:
     return [(int(r["version"]), str(r["visibility"])) for r in memory.lineage(uid)]
+
+
+def vectors(memory: MemoryStore) -> dict[tuple[str, int], tuple[str, list[float] | None]]:
+    """(uid, version) -> (visibility, vector or None) of every version in the namespace."""
+    rows = memory.store.read(EMBEDDING_STATE, ns=memory.ns)
+    return {
+        (r["uid"], int(r["version"])): (
+            str(r["visibility"]),
+            None if r["embedding"] is None else [float(x) for x in r["embedding"]],
+        )
+        for r in rows
+    }
+
+
+def same_vectors(
+    got: Mapping[tuple[str, int], tuple[str, list[float] | None]],
+    want: Mapping[tuple[str, int], tuple[str, list[float] | None]],
+) -> list[tuple[str, int]]:
+    """The versions whose visibility or vector differ (vectors equal within 1e-6)."""
+    return [
+        key
+        for key in sorted(set(got) | set(want))
+        if not _same(got.get(key, ("-", None)), want.get(key, ("-", None)))
+    ]
+
+
+def _same(a: tuple[str, list[float] | None], b: tuple[str, list[float] | None]) -> bool:
+    if a[0] != b[0] or a[1] is None or b[1] is None:
+        return a[0] == b[0] and a[1] is None and b[1] is None
+    return len(a[1]) == len(b[1]) and all(
+        abs(x - y) <= 1e-6 for x, y in zip(a[1], b[1], strict=True)
+    )
 
 
 def check_invariants(

@@ -79,8 +79,8 @@ def test_readers_never_see_cascade_or_staged_versions(memory: MemoryStore, tmp_p
         def progress(phase: str, done: int, total: int) -> None:
             if phase == "barrier" and done == 1:
                 marks["barrier"] = time.monotonic()  # after the barrier's commit
-            if phase == "validate":
-                marks["validated"] = time.monotonic()  # publication starts after this
+            if phase == "publish" and done == 0:
+                marks["publishing"] = time.monotonic()  # the first batch's transaction starts
 
         report = memory.repair(correct_event("big-correct", "root", "root v2"), progress=progress)
         marks["end"] = time.monotonic()
@@ -93,20 +93,20 @@ def test_readers_never_see_cascade_or_staged_versions(memory: MemoryStore, tmp_p
     rows: list[list[Any]] = []
     for out in outs:
         rows += json.loads(out.read_text(encoding="utf-8"))
-    barrier, validated, end = marks["barrier"], marks["validated"], marks["end"]
+    barrier, publishing, end = marks["barrier"], marks["publishing"], marks["end"]
     stale = staged = 0
     for start, stop_t, uid, version in rows:
         if start > barrier and version == 1:
             stale += 1  # a withdrawn version of C(F) served after the barrier commit
-        if stop_t < validated and version is not None and version > 1:
-            staged += 1  # a successor served before its publication
+        if stop_t < publishing and version is not None and version > 1:
+            staged += 1  # a successor served before its publication began
         if start > end:
             assert version == 2, (uid, version)
     assert stale == 0 and staged == 0
     idle = [r for r in rows if r[1] < marks["start"]]
     during = [r for r in rows if r[0] > barrier and r[1] < end]
     assert idle and during
-    assert all(r[3] is None for r in during if r[1] < validated)
+    assert all(r[3] is None for r in during if r[1] < publishing)
     print(
         f"\nreaders: {READERS} processes, repair of {width} artifacts took "
         f"{end - marks['start']:.1f}s (barrier {report.seconds['barrier']:.2f}s)"

@@ -383,6 +383,41 @@ def test_a_phrase_other_records_share_is_not_a_copy(memory: MemoryStore) -> None
     assert [c["where"] for c in copies] == [f"{memory.ns}/leak@1"]  # its own words are found
 
 
+def test_an_identifier_earlier_memory_states_too_is_not_a_copy(memory: MemoryStore) -> None:
+    """Two users' records name one shared account token: deleting one completes, and the
+    other's record and the summary built from both keep the token (neither was copied
+    from the deleted record: both existed before it). A note recorded after the deleted
+    record that states the token is still a copy."""
+    memory.record({"uid": "bob", "kind": "record", "content": "Bob logs in with token abc123xyz."})
+    memory.record({"uid": "ana", "kind": "record", "content": "Ana logs in with token abc123xyz."})
+    memory.record(
+        {
+            "uid": "logins",
+            "kind": "summary",
+            "content": "- Bob logs in with token abc123xyz. [bob@v1]\n"
+            "- Ana logs in with token abc123xyz. [ana@v1]",
+            "inputs": ["bob", "ana"],
+        }
+    )
+    report = memory.forget("ana", event_id="gdpr-shared-token")
+    assert report.status == "completed" and report.erasure is not None, report
+    assert report.erasure["ok"] and report.erasure["copies"] == []
+    assert report.outcomes["failed"] == []
+    assert "ana logs in" not in everything(memory)
+    served = memory.served(["bob", "logins"])
+    assert "abc123xyz" in served["bob"].artifact.content
+    assert "abc123xyz" in served["logins"].artifact.content
+    assert "Ana" not in served["logins"].artifact.content
+    memory.record({"uid": "leak", "kind": "record", "content": "Ana's word: abc123xyz, x9q7."})
+    audit = memory.audit_erasure("gdpr-shared-token")
+    assert audit["ok"]  # the token is not the deleted record's own: bob said it first
+    memory.record({"uid": "carl", "kind": "record", "content": "Carl uses key zz9plural7."})
+    memory.record({"uid": "copy", "kind": "record", "content": "Noted: key zz9plural7."})
+    report = memory.forget("carl", event_id="gdpr-own-token")
+    assert report.status == "open" and report.erasure is not None
+    assert [c["where"] for c in report.erasure["copies"]] == [f"{memory.ns}/copy@1"]
+
+
 def test_a_correction_that_erases_keeps_what_its_replacement_still_says(
     memory: MemoryStore,
 ) -> None:

@@ -90,7 +90,7 @@ def dummy(param: str) -> Any:
         return None
     if param in ("lam", "half_life_s", "now"):
         return 1.0
-    if param == "first":
+    if param in ("first", "deferred"):
         return True
     return "x"
 
