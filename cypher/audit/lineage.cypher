@@ -5,6 +5,7 @@
 // mode: read
 // params: $ns, $uid
 MATCH (a:Artifact {key: $ns + '/' + $uid})
+WHERE NOT a:Importing
 OPTIONAL MATCH (i)-[:INFLUENCES]->(a)
 WITH a, collect(i.uid + '@' + toString(i.version)) AS inputs
 OPTIONAL MATCH (e:RepairEvent)-[w:WITHDREW]->(a)

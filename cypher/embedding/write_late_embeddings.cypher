@@ -1,8 +1,8 @@
 // The deferred embeddings (MEMOREPAIR_RECORD_EMBEDDING=deferred), written just after the
 // versions committed: fresh records, and successors a repair published without one.
-// Only a version still served and still without one gets it: one withdrawn meanwhile is
-// never served again (its successor gets its own), and an erased one must not regain a
-// vector of its text. A row either carries the vector of the version's own content, or
+// Only a version still served (or staged by an import, published with it) and still
+// without one gets it: one withdrawn meanwhile is never served again (its successor gets
+// its own), and an erased one must not regain a vector of its text. A row either carries the vector of the version's own content, or
 // asks (`reuse`) for its predecessor's, copied inside the graph when the two contents are
 // equal and the predecessor's vector is of this space (no embedder call, no vector on the
 // wire); `missing` names the rows that asked for a copy and found none (the caller embeds
@@ -20,7 +20,8 @@ SET a._lock = true
 REMOVE a._lock
 WITH a, row
 OPTIONAL MATCH (a)-[:SUPERSEDES]->(old:Superseded)
-WITH a, row, old, a:Live AND a.embedding IS NULL AND a.erased_by IS NULL AS wanted
+WITH a, row, old, (a:Live OR a:Importing) AND a.embedding IS NULL AND a.erased_by IS NULL
+       AS wanted
 WITH a, row, old, wanted,
      CASE WHEN row.embedding IS NOT NULL THEN row.embedding
           WHEN row.reuse AND old.content = a.content AND old.embedding_model = $model

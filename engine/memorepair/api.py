@@ -30,6 +30,7 @@ from memorepair import (
     audit,
     embedding,
     events,
+    importing,
     recording,
     repair,
     show,
@@ -51,6 +52,7 @@ from memorepair.embedding import (
 )
 from memorepair.errors import ConfigError, InputError
 from memorepair.events import RepairReport
+from memorepair.importing import Resumed
 from memorepair.interchange import Memory, create_private, parse_artifact, parse_items
 from memorepair.local import purge
 from memorepair.local.server import LocalServer
@@ -97,6 +99,7 @@ __all__ = [
     "Plan",
     "Principal",
     "RepairReport",
+    "Resumed",
     "SearchMode",
     "Selector",
     "Served",
@@ -179,10 +182,14 @@ class MemoryStore:
 
     @property
     def _writes(self) -> recording.Writes:
-        """What recording writes with: search fields, content cap, the backlog, and this
-        store's principal (kept on every version it writes)."""
+        """What recording writes with: search fields, content cap, the backlog, this
+        store's principal (kept on every version it writes), where fault markers go."""
         return recording.Writes(
-            self.indexing, self.settings.max_content_bytes, self._backlog, by=self._by
+            self.indexing,
+            self.settings.max_content_bytes,
+            self._backlog,
+            by=self._by,
+            state_dir=self.config.state_dir,
         )
 
     def namespace(self, ns: str) -> MemoryStore:
@@ -295,16 +302,25 @@ class MemoryStore:
         *,
         on_stale: OnStale = "withdraw",
         progress: Callable[[int, int], None] = lambda done, total: None,
+        import_id: str | None = None,
     ) -> recording.ImportReport:
         """Record many artifacts at once: the batch API (UNWIND batches of
         MEMOREPAIR_BATCH_SIZE rows, two in flight), with `record`'s rules for each.
 
-        All or none: every item is validated first (a bad one is named by its position,
-        `item N` counting from 1, its uid and field), and a failure while writing takes
-        back the batches that committed. Inputs may be earlier or later items of the same
-        call, or current artifacts of the store (`uid` or `uid@N`).
+        All or none, across crashes too: every item is validated first (a bad one is
+        named by its position, `item N` counting from 1, its uid and field); a batch
+        larger than one transaction is written staged (never served) under an import
+        record, `import_id` (default: the digest of the items), and published in one
+        final transaction, so a failure or a killed process leaves none of it served
+        (`resume_imports` finishes or discards what a killed one left). Items stored
+        already, identical, are skipped (`report.skipped`): calling again with the same
+        items after a crash completes the batch; an item stored different is refused.
+        Inputs may be earlier or later items of the same call, or current artifacts of
+        the store (`uid` or `uid@N`).
         """
-        return self.import_items(parse_items(items), progress, on_stale=on_stale)
+        return self.import_items(
+            parse_items(items), progress, on_stale=on_stale, import_id=import_id
+        )
 
     @guarded("import")
     def import_items(
@@ -313,6 +329,7 @@ class MemoryStore:
         progress: Callable[[int, int], None] = lambda done, total: None,
         *,
         on_stale: OnStale = "withdraw",
+        import_id: str | None = None,
     ) -> recording.ImportReport:
         """Artifacts and edges already parsed, with `import`'s rules: a uid given twice is
         refused (naming both items, counted from 1) before anything is written."""
@@ -331,7 +348,14 @@ class MemoryStore:
             artifacts.append(item)
         memory = Memory(tuple(artifacts), tuple(edges), lines)
         return recording.import_memory(
-            self.store, self.ns, memory, writes=self._writes, on_stale=on_stale, progress=progress
+            self.store,
+            self.ns,
+            memory,
+            writes=self._writes,
+            on_stale=on_stale,
+            progress=progress,
+            import_id=import_id,
+            unit="item",
         )
 
     @guarded("import")
@@ -341,11 +365,30 @@ class MemoryStore:
         progress: Callable[[int, int], None] = lambda done, total: None,
         *,
         on_stale: OnStale = "withdraw",
+        import_id: str | None = None,
     ) -> recording.ImportReport:
-        """Import a JSON Lines memory file, streamed: memory holds the graph, not the contents."""
+        """Import a JSON Lines memory file, streamed: memory holds the graph, not the
+        contents. All or none across crashes, and safe to run again, as `record_many`
+        (the import id defaults to the file's digest)."""
         return recording.import_file(
-            self.store, self.ns, path, writes=self._writes, on_stale=on_stale, progress=progress
+            self.store,
+            self.ns,
+            path,
+            writes=self._writes,
+            on_stale=on_stale,
+            progress=progress,
+            import_id=import_id,
         )
+
+    @guarded("import")
+    def resume_imports(
+        self, import_id: str | None = None, *, discard: bool = False
+    ) -> list[Resumed]:
+        """Finish or discard imports a killed process left open (or the one named): one
+        whose every version was staged is published (unless `discard`), any other has its
+        staged versions deleted, and running the same input again writes it whole. One
+        still being written by a live process on this host is left alone."""
+        return importing.resume(self.store, self.ns, import_id, discard_all=discard)
 
     @guarded("export")
     def export_file(
@@ -783,7 +826,9 @@ class MemoryStore:
 
     @guarded("status")
     def status(self, event_id: str | None = None) -> dict[str, Any]:
-        """Artifacts by visibility and the events not completed yet (`memorepair status`);
+        """Artifacts by visibility, the events not completed yet and the imports not
+        published (nothing of them served: `resume` finishes or discards them; `memorepair
+        status`);
         with `event_id`, that event's cascade by outcome too (under "event")."""
         data: dict[str, Any] = {
             "namespace": self.ns,
@@ -791,6 +836,7 @@ class MemoryStore:
             "principal": self.caller.principal.name,
             "artifacts": self.counts(),
             "open_events": events.open_events(self.store, self.ns),
+            "open_imports": importing.open_imports(self.store, self.ns),
             "withdrawn": self.still_withdrawn(),
         }
         if event_id is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -21,7 +21,7 @@ from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRe
 from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # the API is imported when a command runs (`--help` stays fast)
-    from memorepair.api import MemoryStore, OnStale, RepairReport, SearchMode, Selector
+    from memorepair.api import MemoryStore, OnStale, RepairReport, Resumed, SearchMode, Selector
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 
@@ -451,19 +451,31 @@ def import_(ctx: click.Context, file: Path, as_json: bool, quiet: bool) -> None:
     """Import a memory from JSON Lines (docs/interchange.md).
 
     The whole file is validated first (every line, duplicate uids, missing inputs,
-    influence cycles); an error names the line and field and nothing is written.
+    influence cycles); an error names the line and field and nothing is written. All
+    or none across crashes too: a file larger than one transaction is written staged
+    (never served) and published in one final transaction; if the process is killed,
+    `memorepair resume` finishes or discards it. Running the same file again is safe:
+    artifacts stored already, identical, are skipped; a different one is refused.
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.import_file(file, progress=lambda d, t: progress("import", d, t))
-    _emit(
-        report.as_dict(),
-        as_json,
-        lambda: click.echo(
-            f"imported {report.written} artifacts ({report.live} live, "
-            f"{len(report.withdrawn_late)} withdrawn: derived from withdrawn support), "
-            f"{report.related} related edges" + _redacted_lines(report.redacted)
-        ),
+    _emit(report.as_dict(), as_json, lambda: click.echo(_import_line(report.as_dict())))
+
+
+def _import_line(report: Mapping[str, Any]) -> str:
+    line = (
+        f"imported {report['written']} artifacts ({report['live']} live, "
+        f"{len(report['withdrawn_late'])} withdrawn: derived from withdrawn support), "
+        f"{report['related_edges']} related edges"
     )
+    if report["skipped"]:
+        line += f"; skipped {report['skipped']} stored already (identical)"
+    if report["discarded_interrupted"]:
+        line += (
+            f"; discarded {report['discarded_interrupted']} versions an interrupted run of "
+            "this import had staged (written again)"
+        )
+    return line + _redacted_lines(report["redacted"])
 
 
 def _redacted_lines(redacted: list[dict[str, str]], shown: int = 20) -> str:
@@ -1001,31 +1013,74 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
 
 @cli.command("resume")
 @click.argument("event_id", required=False)
+@click.option(
+    "--import",
+    "import_id",
+    metavar="ID",
+    help="Only this interrupted import (also one started on another host).",
+)
+@click.option(
+    "--discard",
+    is_flag=True,
+    help="Discard interrupted imports even if every item was written (not publish them).",
+)
 @JSON_OPTION
 @QUIET_OPTION
 @click.pass_context
-def resume_cmd(ctx: click.Context, event_id: str | None, as_json: bool, quiet: bool) -> None:
-    """Complete an interrupted event (or every open event of the namespace)."""
+def resume_cmd(
+    ctx: click.Context,
+    event_id: str | None,
+    import_id: str | None,
+    discard: bool,
+    as_json: bool,
+    quiet: bool,
+) -> None:
+    """Complete an interrupted event (or every open event of the namespace), after
+    finishing or discarding the imports a killed process left open.
+
+    An import whose items were all written (only its final publication was missed) is
+    published; any other is discarded, nothing of it served: run the same file (or
+    batch) again to write it, skipping what is stored already. `--import ID` handles
+    that import alone, events untouched.
+    """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
-        reports = memory.resume(event_id, progress=progress)
+        imports = [] if event_id else _resume_imports(memory, import_id, discard)
+        reports = [] if import_id else memory.resume(event_id, progress=progress)
         _await_vectors(memory, progress)
     data = [r.as_dict() for r in reports]
+    done = [i.as_dict() for i in imports]
 
     def human() -> None:
-        if not data:
+        for item in done:
+            click.echo(
+                f"import {item['import']}: {item['action']} ({item['staged']} of "
+                f"{item['count']} items staged; {item['detail']})"
+            )
+        if not data and not import_id:
             click.echo("no open events")
         for item in data:
             _print_report(item)
 
-    _emit(data, as_json, human)
+    _emit({"imports": done, "events": data} if done else data, as_json, human)
     _finish(reports, as_json)
+
+
+def _resume_imports(memory: MemoryStore, import_id: str | None, discard: bool) -> list[Resumed]:
+    """The imports to finish or discard; a principal who may resume events but not
+    import (a curator) resumes the events alone, unless it names an import."""
+    try:
+        return memory.resume_imports(import_id, discard=discard)
+    except AccessDeniedError:
+        if import_id is not None:
+            raise
+        return []
 
 
 @cli.command("status")
 @JSON_OPTION
 @click.pass_context
 def status_cmd(ctx: click.Context, as_json: bool) -> None:
-    """Artifacts by visibility, open events, and what is still withdrawn and why."""
+    """Artifacts by visibility, open events and imports, and what is still withdrawn and why."""
     with _memory(ctx) as memory:
         data = memory.status()
     counts, open_events = data["artifacts"], data["open_events"]
@@ -1041,6 +1096,12 @@ def status_cmd(ctx: click.Context, as_json: bool) -> None:
                 or "none"
             )
         )
+        for item in data["open_imports"]:
+            click.echo(
+                f"  open import {item['id']}: {item['staged']} of {item['count']} items staged "
+                f"(not served), by {item['by']} (process {item['pid']} on {item['host']}); "
+                "`memorepair resume` finishes or discards it once that process is gone"
+            )
         withdrawn = data["withdrawn"]
         click.echo(f"  still withdrawn: {len(withdrawn) or 'nothing'}")
         for row in withdrawn[:20]:

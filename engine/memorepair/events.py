@@ -15,14 +15,12 @@ and skips every step its phase says is done.
 from __future__ import annotations
 
 import hashlib
-import os
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memorepair import queries
+from memorepair import faults, queries
 from memorepair.codec import canonical_json
 from memorepair.errors import EventStateError, InputError
 from memorepair.interchange import parse_event
@@ -49,7 +47,7 @@ PHASES = (
 #: Fault injection for the crash tests: after this phase (or inner point: "recording",
 #: "staging", "publishing") commits, the process marks a file and waits to be killed.
 #: Never set it in production.
-PAUSE_ENV = "MEMOREPAIR_FAULT_PAUSE_AFTER"
+PAUSE_ENV = faults.PAUSE_ENV
 
 #: Records one phase (and figures) inside the transaction that makes it true.
 PhaseCommit = Callable[[Tx, Mapping[str, Any]], None]
@@ -209,15 +207,7 @@ class Event:
 
     def checkpoint(self, point: str) -> None:
         """Fault injection (see `PAUSE_ENV`): wait here to be killed, if asked to."""
-        if os.environ.get(PAUSE_ENV) != point:
-            return
-        marker = self._state_dir / f"fault-{self.spec.id}-{point}"
-        marker.parent.mkdir(parents=True, exist_ok=True)
-        partial = marker.with_suffix(".partial")  # whole or absent: the test reads the pid
-        partial.write_text(str(os.getpid()), encoding="utf-8")
-        partial.replace(marker)
-        while True:  # the test kills us here with SIGKILL
-            time.sleep(1)
+        faults.pause_if_asked(self._state_dir, self.spec.id, point)
 
     def _advance(self, phase: str, status: str) -> None:
         self.phase, self.status = phase, status

@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import Any, Literal
 
-from memorepair import embedding, queries, redaction
+from memorepair import embedding, faults, importing, queries, redaction
 from memorepair.codec import stored_json
 from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
@@ -43,7 +43,6 @@ IMPORT_BATCH_BYTES = 16 << 20
 CREATE_ARTIFACTS = queries.named("recording/create_artifacts")
 CREATE_LIVE_ARTIFACTS = queries.named("recording/create_live_artifacts")
 CREATE_RELATED = queries.named("recording/create_related")
-DELETE_VERSIONS = queries.named("recording/delete_versions")
 RECORD_ARTIFACT = queries.named("recording/record_artifact")
 STALE_HOLDERS = queries.named("recording/stale_holders")
 CLEAR_NAMESPACE = queries.named("recording/clear_namespace")
@@ -58,6 +57,12 @@ class ImportReport:
     #: Withdrawn items whose text was not stored: an input of theirs is erased (each with
     #: uid, input, event and reason; `redaction.py`).
     redacted: list[dict[str, str]] = field(default_factory=list)
+    #: Items stored already, identical (a batch run again after a crash or a success).
+    skipped: int = 0
+    #: The import record of a batch written staged (None: it fit one transaction).
+    import_id: str | None = None
+    #: Staged versions of an interrupted run of the same input, discarded before this one.
+    discarded: int = 0
 
     def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Count one committed batch: written, served, and withdrawn at once (late)."""
@@ -73,6 +78,9 @@ class ImportReport:
             "withdrawn_late": self.withdrawn_late,
             "redacted": self.redacted,
             "related_edges": self.related,
+            "skipped": self.skipped,
+            "import": self.import_id,
+            "discarded_interrupted": self.discarded,
         }
 
 
@@ -87,6 +95,8 @@ class Writes:
     max_content_bytes: int
     backlog: embedding.EmbeddingBacklog | None = None
     by: str | None = None
+    #: Where the crash tests' fault markers go (`faults.PAUSE_ENV`; None: no pauses).
+    state_dir: Path | None = None
 
 
 def clear(store: Store, ns: str) -> None:
@@ -103,14 +113,18 @@ def import_memory(
     writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
+    import_id: str | None = None,
+    unit: str = "line",
 ) -> ImportReport:
     """Import artifacts and edges already in memory (the API's `import_items` and
-    `record_many`)."""
+    `record_many`; `unit` names a position in errors: "line" or "item")."""
     for artifact in memory.artifacts:
         _check_size(writes.max_content_bytes, artifact, memory.lines.get(artifact.uid))
     by_uid = {a.uid: a for a in memory.artifacts}
     load = lambda uids: [by_uid[u] for u in uids]  # noqa: E731
-    return _import(store, ns, Skeleton.of(memory), load, progress, on_stale, writes)
+    digest = lambda: importing.items_digest([*memory.artifacts, *memory.edges])  # noqa: E731
+    batch = _Batch(Skeleton.of(memory), load, digest, import_id, unit)
+    return _import(store, ns, batch, progress, on_stale, writes)
 
 
 def import_file(
@@ -121,10 +135,33 @@ def import_file(
     writes: Writes,
     on_stale: OnStale = "withdraw",
     progress: Callable[[int, int], None] = lambda done, total: None,
+    import_id: str | None = None,
 ) -> ImportReport:
     """Import a memory file, streaming: validated whole first, contents read per batch."""
     index = index_memory(path, writes.max_content_bytes)
-    return _import(store, ns, index.skeleton, index.load, progress, on_stale, writes)
+    digest = lambda: importing.file_digest(path)  # noqa: E731
+    batch = _Batch(index.skeleton, index.load, digest, import_id, "line")
+    return _import(store, ns, batch, progress, on_stale, writes)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """One batch to write: its graph, how to read its items, what identifies it."""
+
+    skeleton: Skeleton
+    load: Callable[[Sequence[str]], list[ArtifactIn]]
+    digest: Callable[[], str]
+    import_id: str | None
+    unit: str
+
+    @cached_property
+    def digest_hex(self) -> str:
+        return self.digest()
+
+    @property
+    def id(self) -> str:
+        """The import's id: as given, else its input's digest (the same input, the same id)."""
+        return self.import_id or self.digest_hex[:16]
 
 
 def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
@@ -139,75 +176,169 @@ def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
 def _import(
     store: Store,
     ns: str,
-    skeleton: Skeleton,
-    load: Callable[[Sequence[str]], list[ArtifactIn]],
+    batch: _Batch,
     progress: Callable[[int, int], None],
     on_stale: OnStale,
     writes: Writes,
 ) -> ImportReport:
-    """Refuse existing uids and bad graphs, then write input-first in batches (all or none).
+    """Skip the items stored already (identical; a different one is refused), then write
+    the rest input-first, all or none across crashes: in one transaction when they fit
+    one batch, else staged under an import record and published in one transaction.
 
-    With a `backlog`, each batch commits without embeddings, which the backlog writes
-    after it (behind the next batches); without, they are computed before each batch.
+    With a `backlog`, versions commit without embeddings, which the backlog writes after
+    them; without, they are computed before each batch.
     """
     store.require_schema()
-    order, inputs = order_skeleton(skeleton, _known_inputs(store, ns, skeleton))
-    report = ImportReport()
-    written: list[str] = []
-    write = _batch_writer(store, ns, on_stale, writes)
-    batches = list(_batches(order, skeleton.sizes, store.batch_size))
+    order, inputs, skipped = _plan(store, ns, batch)
+    report = ImportReport(skipped=len(skipped))
+    batches = list(_batches(order, batch.skeleton.sizes, store.batch_size))
+    related = _related_rows(ns, batch.skeleton)
     backlog = writes.backlog
     hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
-    try:
-        with hold:
-            loaded = ([with_inputs(a, inputs[a.uid]) for a in load(uids)] for uids in batches)
-            for rows in _overlapped(batches, loaded, inputs, write, written):
-                report.add(rows)
-                progress(report.written, len(order))
-            report.related = _write_related(store, ns, skeleton)
-    except MemoRepairError:
-        for vids in store.batched(written):  # nothing half-imported: take back what committed
-            store.write(DELETE_VERSIONS, vids=vids)
-        raise
+    with hold:
+        if len(batches) <= 1:
+            items = [with_inputs(a, inputs[a.uid]) for a in batch.load(order)]
+            write = _batch_writer(store, ns, on_stale, writes, related=related)
+            report.add(write(items))
+        else:
+            _import_staged(store, ns, batch, batches, inputs, progress, on_stale, writes, report)
+    report.related = len(related)
+    progress(report.written + report.skipped, report.written + report.skipped)
     return report
 
 
-def _known_inputs(store: Store, ns: str, skeleton: Skeleton) -> set[str]:
-    """The referenced uids that exist and may be derived from; an artifact of the import
-    that exists already is refused (artifacts are immutable)."""
+def _import_staged(
+    store: Store,
+    ns: str,
+    batch: _Batch,
+    batches: list[list[str]],
+    inputs: Mapping[str, list[str]],
+    progress: Callable[[int, int], None],
+    on_stale: OnStale,
+    writes: Writes,
+    report: ImportReport,
+) -> None:
+    """Stage every batch under an import record, then publish them in one transaction."""
+    report.import_id = batch.id
+    own = frozenset(uid for uids in batches for uid in uids)
+    key, report.discarded = importing.begin(
+        store, ns, batch.id, digest=batch.digest_hex, count=len(own)
+    )
+    pause = partial(_pause, writes.state_dir, report.import_id)
+    write = _batch_writer(store, ns, on_stale, writes, stage=(key, own))
+    staged = 0
+    try:
+        loaded = ([with_inputs(a, inputs[a.uid]) for a in batch.load(uids)] for uids in batches)
+        for rows in _overlapped(batches, loaded, inputs, write, []):
+            staged += len(rows)
+            progress(staged + report.skipped, len(own) + report.skipped)
+            pause("importing")  # some staged, none served
+        importing.stage_related(store, key, _related_rows(ns, batch.skeleton))
+        importing.mark_written(store, key, staged)
+        pause("imported")  # all staged, the publication not yet run
+        published = importing.publish(store, key)
+        report.written += published.count
+        report.live += published.count - len(published.withdrawn)
+        report.withdrawn_late += published.withdrawn
+    except MemoRepairError as exc:
+        importing.discard(store, key, status="failed", error=str(exc))
+        raise
+
+
+def _pause(state_dir: Path | None, import_id: str, point: str) -> None:
+    if state_dir is not None:
+        faults.pause_if_asked(state_dir, import_id, point)
+
+
+def _plan(store: Store, ns: str, batch: _Batch) -> tuple[list[str], dict[str, list[str]], set[str]]:
+    """The write order of the items not stored yet, each one's inputs (edge lines folded
+    in), and the items skipped because their uid is stored already, identical."""
+    skeleton = batch.skeleton
     keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
     heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
-    for uid in sorted(set(skeleton.inputs) & set(heads)):
-        head = heads[uid]
-        state = "deleted" if head["removed"] else f"at version {head['version']}"
-        raise InputError(
-            f"line {skeleton.lines.get(uid, '?')}: artifact {uid!r} already exists ({state}); "
-            "artifacts are immutable: change one with a 'correct' event, or use a new uid"
-        )
     # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
-    return {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
+    order, inputs = order_skeleton(skeleton, known)
+    stored = [u for u in order if u in heads]
+    if importing.open_imports(store, ns):  # their staged versions are no Head: look them up
+        stored = list(order)
+    skipped = _identical(store, ns, batch, stored, inputs)
+    return [u for u in order if u not in skipped], inputs, skipped
+
+
+def _identical(
+    store: Store, ns: str, batch: _Batch, uids: list[str], inputs: Mapping[str, list[str]]
+) -> set[str]:
+    """Which of `uids` are stored identical to the batch's item (skipped); refuses, naming
+    them and how they differ, items stored different, deleted, or staged by another
+    import."""
+    first = importing.first_versions(store, [version_id(ns, u, 1) for u in uids])
+    refused: list[str] = []
+    skipped: set[str] = set()
+    for uids_chunk in store.batched(sorted(first)):
+        for artifact in batch.load(uids_chunk):
+            stored = first[artifact.uid]
+            where = f"{batch.unit} {batch.skeleton.lines.get(artifact.uid, '?')}"
+            problem = _compare(ns, with_inputs(artifact, inputs[artifact.uid]), stored, batch)
+            if problem is None:
+                skipped.add(artifact.uid)
+            elif problem:
+                refused.append(f"{where}: artifact {artifact.uid!r} {problem}")
+    if refused:
+        more = f" (and {len(refused) - 3} more)" if len(refused) > 3 else ""
+        raise InputError(
+            "; ".join(refused[:3]) + more + "; artifacts are immutable: change one with a "
+            "'correct' event, or use a new uid"
+        )
+    return skipped
+
+
+def _compare(ns: str, artifact: ArtifactIn, stored: Mapping[str, Any], batch: _Batch) -> str | None:
+    """None: stored identical; "": staged by an interrupted run of this same import (it
+    is discarded and written again); else why the item is refused."""
+    staged_by = stored.get("staged_by")
+    if staged_by is not None:
+        if staged_by == importing.import_key(ns, batch.id):
+            return ""
+        return (
+            f"is staged by the unfinished import {staged_by.split('/', 1)[-1]!r}; finish or "
+            "discard it first (`memorepair resume`)"
+        )
+    if stored.get("erased_by"):
+        return f"already exists (deleted by event {stored['erased_by']!r})"
+    pins = [
+        version_id(ns, u, artifact.pinned[u]) if u in artifact.pinned else None
+        for u in artifact.inputs
+    ]
+    fields = importing.differences(_fresh_row(ns, artifact), stored, pins)
+    if not fields:
+        return None
+    return f"already exists and differs from the stored version 1 in {', '.join(fields)}"
 
 
 def _batch_writer(
-    store: Store, ns: str, on_stale: OnStale, writes: Writes
+    store: Store,
+    ns: str,
+    on_stale: OnStale,
+    writes: Writes,
+    *,
+    related: Sequence[Mapping[str, str]] = (),
+    stage: tuple[str, frozenset[str]] | None = None,
 ) -> Callable[[list[ArtifactIn]], list[dict[str, Any]]]:
-    """Writes one batch in its own transaction; with a backlog, its served versions'
-    embeddings are queued for just after the commit, else computed before it."""
+    """Writes one batch in its own transaction, with `related` edges, or staged under an
+    import (`stage`: its key and uids); with a backlog, its versions' embeddings are
+    queued for just after the commit, else computed before it."""
     space, backlog = writes.indexing.space, writes.backlog
 
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
         search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
-        rows = store.transaction(
-            partial(
-                _write_batch,
-                ns=ns,
-                batch=batch,
-                on_stale=on_stale,
-                search=search,
-                space=space,
-                by=writes.by,
-            )
-        )
+        if stage is None:
+            work = partial(_write_with_related, ns, batch, on_stale, search, space, related)
+            rows = store.transaction(partial(work, by=writes.by))
+        else:
+            key, own = stage
+            staged = partial(_stage_batch, ns=ns, batch=batch, on_stale=on_stale, search=search)
+            rows = store.transaction(partial(staged, space=space, key=key, own=own, by=writes.by))
         if backlog is not None:
             content = {a.uid: a.content for a in batch if embedding.embeds(a.meta)}
             live = [r for r in rows if r["live"] and r["uid"] in content]
@@ -215,6 +346,23 @@ def _batch_writer(
         return rows
 
     return write
+
+
+def _write_with_related(
+    ns: str,
+    batch: Sequence[ArtifactIn],
+    on_stale: OnStale,
+    search: Mapping[str, Mapping[str, Any]],
+    space: embedding.Space | None,
+    related: Sequence[Mapping[str, str]],
+    tx: Tx,
+    by: str | None = None,
+) -> list[dict[str, Any]]:
+    """A whole import that fits one transaction: its versions and its related edges."""
+    rows = _write_batch(tx, ns, batch, on_stale, search, space, by) if batch else []
+    for start in range(0, len(related), 10_000):
+        tx.run(CREATE_RELATED, rows=list(related[start : start + 10_000]))
+    return rows
 
 
 def _overlapped(
@@ -269,12 +417,9 @@ def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[li
         yield batch
 
 
-def _write_related(store: Store, ns: str, skeleton: Skeleton) -> int:
+def _related_rows(ns: str, skeleton: Skeleton) -> list[dict[str, str]]:
     pairs = [(e.src, e.dst) for e in skeleton.edges if e.rel == "RELATED"] + skeleton.related
-    rows = [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
-    for batch in store.batched(rows):
-        store.write(CREATE_RELATED, rows=batch)
-    return len(rows)
+    return [{"src": artifact_key(ns, a), "dst": artifact_key(ns, b)} for a, b in pairs]
 
 
 def record(
@@ -405,6 +550,60 @@ def _write_batch(
         }
         for r in rows
     ]
+
+
+def _stage_batch(
+    tx: Tx,
+    ns: str,
+    batch: Sequence[ArtifactIn],
+    on_stale: OnStale,
+    search: Mapping[str, Mapping[str, Any]],
+    space: embedding.Space | None,
+    key: str,
+    own: frozenset[str],
+    by: str | None = None,
+) -> list[dict[str, Any]]:
+    """One batch of an import, staged (`importing.stage`): the input versions it reads are
+    decided here (a stale pin refused now with `on_stale="refuse"`, one derived from an
+    erased version redacted or refused as `_write_batch` does), their visibility at
+    publication. Items of the import's earlier batches are inputs at version 1, staged."""
+    state = _staged_inputs(tx, ns, batch, own)
+    stale = _stale_holders(tx, ns, batch, state, on_stale)
+    rows: list[dict[str, Any]] = []
+    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
+        rows.append({**_row(ns, artifact, state, stale, by), **search[artifact.uid]})
+        state[artifact.uid] = _Input(1, True, False, None)
+    erased = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse")
+    embedding.claim_space(tx, ns, space)
+    importing.stage(tx, ns, key, rows)
+    redaction.mark(tx, rows, erased)
+    return [
+        {
+            "vid": r["vid"],
+            "uid": r["uid"],
+            "live": True,
+            "held_by": None,
+            "redacted": erased[r["uid"]].as_dict() if r["uid"] in erased else None,
+        }
+        for r in rows
+    ]
+
+
+def _staged_inputs(
+    tx: Tx, ns: str, batch: Sequence[ArtifactIn], own: frozenset[str]
+) -> dict[str, _Input]:
+    """The current version of each input from outside the import (read, not locked: the
+    publication locks and decides), and the import's earlier items at version 1."""
+    in_batch = {a.uid for a in batch}
+    outside = sorted({u for a in batch for u in a.inputs if u not in own})
+    rows = tx.run(HEADS, keys=[artifact_key(ns, u) for u in outside])
+    state = {row["uid"]: _input(row) for row in rows}
+    lost = [u for u in outside if u not in state]
+    if lost:
+        raise UnknownArtifactError(f"{some(lost, 'input')} disappeared while recording; retry")
+    earlier = {u for a in batch for u in a.inputs if u in own and u not in in_batch}
+    state.update({u: _Input(1, True, False, None) for u in earlier})
+    return state
 
 
 def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Input]:

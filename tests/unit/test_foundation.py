@@ -32,6 +32,8 @@ LABELS = {
     "Grant",  # access: roles on a namespace pattern
     "WorkStat",  # measured repair seconds per namespace, operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
+    "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
+    "Importing",  # a version of an import not published yet: never Head, never served
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 

@@ -70,7 +70,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "show",
         "values",
     ),
-    "serving": ("serving/", "recording", "redaction", "embedding"),
+    "serving": ("serving/", "recording", "redaction", "importing", "embedding"),
     "plugins": ("operators/", "sample/"),
     "foundation": (
         "store",
@@ -84,6 +84,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "errors",
         "toolschema",
         "fingerprints",
+        "faults",
         "credentials",
         "__init__",
     ),

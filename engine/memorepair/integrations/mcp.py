@@ -347,6 +347,8 @@ class StatusResult(Result):
     principal: str
     artifacts: dict[str, int]
     open_events: list[dict[str, Any]]
+    #: Batches a killed writer left unpublished (none of them served).
+    open_imports: list[dict[str, Any]] = []
     withdrawn: list[dict[str, Any]]
     event: EventSets | None = None
 
