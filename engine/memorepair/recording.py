@@ -69,6 +69,10 @@ class ImportReport:
         self.written += len(rows)
         self.live += sum(1 for row in rows if row["live"])
         self.withdrawn_late += [row["uid"] for row in rows if not row["live"]]
+        self.add_redacted(rows)
+
+    def add_redacted(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """The rows of a batch that were written redacted (staged ones too)."""
         self.redacted += [{"uid": r["uid"], **r["redacted"]} for r in rows if r.get("redacted")]
 
     def as_dict(self) -> dict[str, Any]:
@@ -231,6 +235,7 @@ def _import_staged(
         loaded = ([with_inputs(a, inputs[a.uid]) for a in batch.load(uids)] for uids in batches)
         for rows in _overlapped(batches, loaded, inputs, write, []):
             staged += len(rows)
+            report.add_redacted(rows)
             progress(staged + report.skipped, len(own) + report.skipped)
             pause("importing")  # some staged, none served
         importing.stage_related(store, key, _related_rows(ns, batch.skeleton))
