@@ -40,6 +40,8 @@ LABELS = {
     "Grant",
     "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
+    "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
+    "Importing",  # a version of an import not published yet: never Head, never served
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 #: Store and transaction methods whose first argument is a query.
