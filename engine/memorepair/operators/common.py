@@ -7,6 +7,7 @@ the same when built twice from the same context, so nothing may depend on dict o
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -179,17 +180,41 @@ def _ngrams(ws: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 
 class PhraseIndex:
-    """Word n-grams of a set of texts, per n, computed on demand."""
+    """Texts in which a word n-gram is looked up: each text kept as its words (lower
+    case) joined by single spaces, so a gram is held exactly when ``" w1 ... wn "`` is a
+    substring. Words never contain a space, so this is the n-gram test itself, without
+    building every text's n-grams."""
 
     def __init__(self, texts: Iterable[tuple[str, str]]) -> None:
-        self._words = [(key, words(text)) for key, text in texts]
-        self._by_n: dict[int, list[tuple[str, set[tuple[str, ...]]]]] = {}
+        self._texts = [(key, flat_words(text)) for key, text in texts]
 
     def holders(self, gram: tuple[str, ...]) -> list[str]:
-        n = len(gram)
-        if n not in self._by_n:
-            self._by_n[n] = [(key, _ngrams(ws, n)) for key, ws in self._words]
-        return [key for key, grams in self._by_n[n] if gram in grams]
+        needle = f" {' '.join(gram)} "
+        return [key for key, flat in self._texts if needle in flat]
+
+
+#: Texts up to this many characters keep their flattened words in `flat_words`'s cache.
+FLAT_CACHED_CHARS = 65_536
+
+
+def flat_words(text: str) -> str:
+    """``text``'s words (``words``) joined by single spaces, with a space at both ends.
+
+    One event checks many successors against the same support (an interface record
+    feeds every call and cache of its tool, a task summary its tool's summary), and
+    splitting that text into words took about a third of an in-process successor's
+    build and validation: texts up to ``FLAT_CACHED_CHARS`` are split once and kept
+    (at most 512 of them, so the cache stays within a few dozen MB)."""
+    if len(text) <= FLAT_CACHED_CHARS:
+        return _flat_cached(text)
+    return _flat(text)
+
+
+def _flat(text: str) -> str:
+    return f" {' '.join(words(text))} "
+
+
+_flat_cached = functools.lru_cache(maxsize=512)(_flat)
 
 
 class Taint:
