@@ -27,9 +27,10 @@ Figures over the measured rounds, per system and event type:
 Events where a ratio is undefined (nothing could be published, nothing eligible was
 looked up) are counted and listed under the table. Under the target, the seconds by kind
 of published successor for Repair-all and the default (count, measured, the estimate the
-selection used): where a gap between ``plan/all`` and ``work/all`` comes from. For the default system, the exact
-frontier over λ (every selection the min-cut would make, planned, pooled over the
-measured events) and the Lagrangian bound on any selection are printed after it.
+selection used): where a gap between ``plan/all`` and ``work/all`` comes from. For the
+default system, the exact frontier over λ (every selection the min-cut would make,
+planned, pooled over the measured events) and the Lagrangian bound on any selection are
+printed after it.
 
 Output: the tables on stdout; ``results.csv`` (one row per event and system),
 ``summary.csv``, ``frontier.csv`` and ``frontier.png`` in ``--out``.
