@@ -8,7 +8,9 @@ import json
 import math
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -450,3 +452,73 @@ def test_text_search_widens_past_versions_no_longer_served(
     finally:
         paused.kill()
     assert run_cli(memory.ns, "resume").returncode == 0
+
+
+class _Flaky(BaseHTTPRequestHandler):
+    """An OpenAI-compatible /v1/embeddings of 8 dimensions that answers 503 while `down`."""
+
+    down = False
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if type(self).down:
+            self.send_error(503, "down for the test")
+            return
+        data = [
+            {"index": i, "embedding": [float(ord(c)) for c in (t + "        ")[:8]]}
+            for i, t in enumerate(body["input"])
+        ]
+        raw = json.dumps({"data": data}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def flaky_endpoint(neo4j_settings: Settings) -> Iterator[Settings]:
+    _Flaky.down = False
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield neo4j_settings.model_copy(
+            update={
+                "embedding_base_url": f"http://127.0.0.1:{server.server_address[1]}/v1",
+                "embedding_model": "flaky",
+                "embedding_dimension": 8,
+                "record_embedding": "deferred",
+            }
+        )
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_failed_deferred_embedding_is_raised_and_search_refuses_until_reindex(
+    flaky_endpoint: Settings,
+) -> None:
+    with _store(flaky_endpoint) as memory:
+        memory.record({"uid": "first", "kind": "record", "content": "alpha bravo"})
+        memory.flush_embeddings()
+        assert [h.uid for h in memory.search("alpha", 1, mode="vector")] == ["first"]
+
+        _Flaky.down = True
+        memory.record({"uid": "second", "kind": "record", "content": "charlie delta"})
+        with pytest.raises(
+            EmbeddingError, match=f"could not write vectors of namespace '{memory.ns}'"
+        ):
+            memory.flush_embeddings()  # the caller that waits for the vectors hears it
+        assert memory.retrieve(uid="second")  # served by uid all the same
+        assert [h.uid for h in memory.search("charlie", 5, mode="text")] == ["second"]
+        _Flaky.down = False  # back up: the query embeds, but `second` has no vector
+        for mode in ("vector", "hybrid"):  # never an answer silently missing `second`
+            with pytest.raises(EmbeddingError, match="reindex"):
+                memory.search("charlie", 5, mode=mode)  # type: ignore[arg-type]
+
+        report = memory.reindex()
+        assert (report.versions, report.embedded) == (2, 1)  # only the one left without a vector
+        assert "second" in {h.uid for h in memory.search("charlie delta", 2, mode="vector")}
