@@ -7,10 +7,11 @@ the same when built twice from the same context, so nothing may depend on dict o
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from memorepair.codec import canonical_json
@@ -193,28 +194,51 @@ class PhraseIndex:
         return [key for key, flat in self._texts if needle in flat]
 
 
-#: Texts up to this many characters keep their flattened words in `flat_words`'s cache.
+#: Texts up to this many characters are split once per `shared_words` block, and at most
+#: this many of them are kept (the block's cache starts again when it is full).
 FLAT_CACHED_CHARS = 65_536
+FLAT_CACHED_TEXTS = 512
+
+_SHARED: ContextVar[dict[str, str] | None] = ContextVar("memorepair_flat_words", default=None)
 
 
-def flat_words(text: str) -> str:
-    """``text``'s words (``words``) joined by single spaces, with a space at both ends.
+@contextmanager
+def shared_words() -> Iterator[None]:
+    """Within the block (one repair event, or one preview), each support text is split
+    into words once, however many successors are checked against it.
 
     One event checks many successors against the same support (an interface record
     feeds every call and cache of its tool, a task summary its tool's summary), and
-    splitting that text into words took about a third of an in-process successor's
-    build and validation: texts up to ``FLAT_CACHED_CHARS`` are split once and kept
-    (at most 512 of them, so the cache stays within a few dozen MB)."""
-    if len(text) <= FLAT_CACHED_CHARS:
-        return _flat_cached(text)
-    return _flat(text)
+    splitting the same text again for each took the largest part of an in-process
+    successor's build and validation. The cache lives only as long as the block, so no
+    support text (an erased one included) outlives the event in it. Nested blocks share
+    the outer one's."""
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def flat_words(text: str) -> str:
+    """``text``'s words (``words``) joined by single spaces, with a space at both ends;
+    inside `shared_words`, computed once per text."""
+    cache = _SHARED.get()
+    if cache is None or len(text) > FLAT_CACHED_CHARS:
+        return _flat(text)
+    found = cache.get(text)
+    if found is None:
+        if len(cache) >= FLAT_CACHED_TEXTS:
+            cache.clear()
+        found = cache[text] = _flat(text)
+    return found
 
 
 def _flat(text: str) -> str:
     return f" {' '.join(words(text))} "
-
-
-_flat_cached = functools.lru_cache(maxsize=512)(_flat)
 
 
 class Taint:
