@@ -458,10 +458,13 @@ class _Flaky(BaseHTTPRequestHandler):
     """An OpenAI-compatible /v1/embeddings of 8 dimensions that answers 503 while `down`."""
 
     down = False
+    #: Refuse any batch holding a text that contains this (a model that fails on some input).
+    poison: str | None = None
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        if type(self).down:
+        poison = type(self).poison
+        if type(self).down or (poison and any(poison in t for t in body["input"])):
             self.send_error(503, "down for the test")
             return
         data = [
@@ -481,7 +484,7 @@ class _Flaky(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def flaky_endpoint(neo4j_settings: Settings) -> Iterator[Settings]:
-    _Flaky.down = False
+    _Flaky.down, _Flaky.poison = False, None
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Flaky)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
@@ -522,3 +525,26 @@ def test_a_failed_deferred_embedding_is_raised_and_search_refuses_until_reindex(
         report = memory.reindex()
         assert (report.versions, report.embedded) == (2, 1)  # only the one left without a vector
         assert "second" in {h.uid for h in memory.search("charlie delta", 2, mode="vector")}
+
+
+def test_the_cli_prints_the_repair_then_fails_on_vectors_it_could_not_write(
+    flaky_endpoint: Settings, tmp_path: Path
+) -> None:
+    with _store(flaky_endpoint) as memory:
+        memory.import_items(fan_memory(4, keep=2))
+        memory.flush_embeddings()
+        _Flaky.poison = "v2 |"  # the recomputed caches' text; the replacement embeds
+        event = write_event(tmp_path, correct_event("vec-fail", "root", "root v2"))
+        env = {
+            "MEMOREPAIR_EMBEDDING_BASE_URL": str(flaky_endpoint.embedding_base_url),
+            "MEMOREPAIR_EMBEDDING_MODEL": "flaky",
+            "MEMOREPAIR_EMBEDDING_DIMENSION": "8",
+        }
+        done = run_cli(memory.ns, "repair", str(event), **env)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert "completed" in done.stdout  # the report is out first
+        assert "the successors are served, their vectors are not" in done.stderr
+        assert memory.retrieve(uid="c-0")[0].content.startswith("root v2")
+        _Flaky.poison = None
+        with pytest.raises(EmbeddingError, match="reindex"):
+            memory.search("root v2", 3, mode="vector")
