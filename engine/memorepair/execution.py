@@ -4,15 +4,19 @@ Each successor is built by its candidate's operator from Ret(e), X_delta, kappa_
 staged successors of its required predecessors, judged (`validation.judge`), and handed
 to a writer that stages it as a version invisible to serving (`write_staged`); the
 repair's writer publishes each batch in the transaction that stages it, once what it
-requires is published (`publication.Publisher`). A resumed run reuses what a crashed one
-staged (staging is keyed by the successor's version id).
+requires is published (`publication.Publisher`). What the operators build from is read
+one batch ahead (`_SupportReader`), so the server reads batch k+1's support while it
+writes batch k. A resumed run reuses what a crashed one staged (staging is keyed by the
+successor's version id).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from memorepair import queries
@@ -85,7 +89,17 @@ class _Support:
     latest: dict[str, int] = field(default_factory=dict)  # uid -> highest version written
     inputs: dict[str, Artifact] = field(default_factory=dict)  # every input version, by vid
     retained: dict[str, Support] = field(default_factory=dict)  # served heads, by uid
+    heads: set[str] = field(default_factory=set)  # uids whose current version was read
     erased: Matcher | None = None  # an erasing event's fingerprints
+
+    def merge(self, more: _Support) -> None:
+        """Add what a later chunk's read found (`erased` stays the event's)."""
+        self.old.update(more.old)
+        self.used.update(more.used)
+        self.latest.update(more.latest)
+        self.inputs.update(more.inputs)
+        self.retained.update(more.retained)
+        self.heads.update(more.heads)
 
 
 def stage(
@@ -109,17 +123,22 @@ def stage(
     and one a crashed run of the same event already staged (`Attempt.staged`), so the
     writer knows what each later one requires. The writer stages behind the builds: the
     server writes batch k while operators build k+1. `erased`: an erasing event's
-    fingerprints, which every context carries (`successor_meta`).
+    fingerprints, which every context carries (`successor_meta`). The support is read
+    batch by batch, one batch ahead of the builds (`_SupportReader`): the first builds
+    start after one batch's read, and later reads overlap the writer's transactions.
     """
     key = event_key(spec.ns, spec.id)
     previous = {row["old_vid"]: row for row in store.read(STAGED_SUCCESSORS, event_key=key)}
-    support = _read_support(store, spec, family, order(family, selected))
-    support.erased = erased
+    candidates = order(family, selected)
+    support = _Support(erased=erased)
 
     def handed(attempt: Attempt) -> Attempt:
         return write(judge(attempt))
 
-    return _build_all(registry, spec, family, selected, support, previous, handed, progress)
+    with _SupportReader(store, spec, family, candidates, support) as chunks:
+        return _build_all(
+            registry, spec, chunks, len(candidates), support, previous, handed, progress
+        )
 
 
 def stage_rows(attempts: Sequence[Attempt], prepare: Callable[[list[Row]], list[Row]]) -> list[Row]:
@@ -150,40 +169,81 @@ def build_dry(
     see instead (a deleted root is gone from the support and counts as invalidated; a
     corrected or migrated root is its replacement), as the barrier would have made it.
     """
-    support = _read_support(store, spec, family, order(family, selected))
+    candidates = order(family, selected)
+    support = _read_support(store, spec, family, candidates)
     support.erased = erased
     _apply_delta(spec, family, support)
-    return _build_all(registry, spec, family, selected, support, {}, lambda a: a, _quiet)
+    return _build_all(
+        registry, spec, [candidates], len(candidates), support, {}, lambda a: a, _quiet
+    )
 
 
 def _build_all(
     registry: OperatorRegistry,
     spec: RepairEventSpec,
-    family: CandidateFamily,
-    selected: Sequence[str],
+    chunks: Iterable[list[Candidate]],
+    total: int,
     support: _Support,
     previous: Mapping[str, Mapping[str, Any]],
     write: Callable[[Attempt], Attempt],
     progress: Progress,
 ) -> list[Attempt]:
     """Each candidate's attempt, in topological order, each handed to `write` (which
-    returns it as written)."""
-    candidates = order(family, selected)
+    returns it as written). `chunks` yields the `total` candidates in topological order,
+    each chunk once `support` holds what it builds from."""
     successors: dict[str, Support] = {}  # uid -> its staged successor, as support
     attempts: list[Attempt] = []
-    for done, candidate in enumerate(candidates, start=1):
-        ctx = _context(spec, support, candidate.vid, successors)
-        reused = previous.get(candidate.vid)
-        if reused is not None:
-            attempt = _reused(candidate, ctx, reused)
-        else:
-            attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
-        attempt = write(attempt)
-        if attempt.successor is not None:
-            successors[candidate.uid] = _staged_support(attempt)
-        attempts.append(attempt)
-        progress("execute", done, len(candidates))
+    for chunk in chunks:
+        for candidate in chunk:
+            ctx = _context(spec, support, candidate.vid, successors)
+            reused = previous.get(candidate.vid)
+            if reused is not None:
+                attempt = _reused(candidate, ctx, reused)
+            else:
+                attempt = _build(registry, candidate, ctx, support.latest[candidate.uid] + 1)
+            attempt = write(attempt)
+            if attempt.successor is not None:
+                successors[candidate.uid] = _staged_support(attempt)
+            attempts.append(attempt)
+            progress("execute", len(attempts), total)
     return attempts
+
+
+class _SupportReader:
+    """The candidates in topological chunks of the store's batch size, each yielded once
+    its support is read into `support`, with the next chunk's read already running on a
+    thread of its own (the server answers it while it writes the previous batch)."""
+
+    def __init__(
+        self,
+        store: Store,
+        spec: RepairEventSpec,
+        family: CandidateFamily,
+        candidates: Sequence[Candidate],
+        support: _Support,
+    ) -> None:
+        self._read = partial(_read_support, store, spec, family)
+        self._chunks = list(store.batched(candidates))
+        self._support = support
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-support")
+
+    def __enter__(self) -> _SupportReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __iter__(self) -> Iterator[list[Candidate]]:
+        pending: Future[_Support] | None = None
+        for k, chunk in enumerate(self._chunks):
+            if pending is None:
+                pending = self._pool.submit(self._read, chunk)
+            self._support.merge(pending.result())  # re-raises the read's error
+            pending = None
+            if k + 1 < len(self._chunks):  # what earlier chunks read is not read again
+                known = (frozenset(self._support.heads), frozenset(self._support.inputs))
+                pending = self._pool.submit(self._read, self._chunks[k + 1], *known)
+            yield chunk
 
 
 def _apply_delta(spec: RepairEventSpec, family: CandidateFamily, support: _Support) -> None:
@@ -212,11 +272,17 @@ def _quiet(step: str, done: int, total: int) -> None:
 
 
 def _read_support(
-    store: Store, spec: RepairEventSpec, family: CandidateFamily, candidates: Sequence[Candidate]
+    store: Store,
+    spec: RepairEventSpec,
+    family: CandidateFamily,
+    candidates: Sequence[Candidate],
+    heads_read: frozenset[str] = frozenset(),
+    vids_read: frozenset[str] = frozenset(),
 ) -> _Support:
     """The versions being repaired, the exact input versions each used, and the served
     heads of the inputs outside the cascade. Each input is read once, however many
-    candidates it fed (hubs feed thousands)."""
+    candidates it fed (hubs feed thousands): `heads_read` (uids) and `vids_read` (input
+    versions) were read for earlier chunks already."""
     found = _Support()
     for batch in store.read_batches(READ_VERSIONS, "vids", [c.vid for c in candidates]):
         for row in batch[0]["rows"]:
@@ -224,10 +290,14 @@ def _read_support(
             found.old[artifact.vid] = artifact
             found.used[artifact.vid] = [(int(pos), str(vid)) for pos, vid in row["used"]]
             found.latest[artifact.uid] = int(row["latest"])
-    outside = sorted({u for a in found.old.values() for u in a.inputs if u not in family.by_uid})
+    outside = sorted(
+        {u for a in found.old.values() for u in a.inputs if u not in family.by_uid} - heads_read
+    )
     heads = _read(store, READ_HEADS, "keys", [artifact_key(spec.ns, u) for u in outside])
+    found.heads = set(outside)
     found.inputs = {**found.old, **heads}
-    wanted = sorted({v for e in found.used.values() for _, v in e} - set(found.inputs))
+    used = {v for e in found.used.values() for _, v in e}
+    wanted = sorted(used - set(found.inputs) - vids_read)
     found.inputs.update(_read(store, READ_INPUT_VERSIONS, "vids", wanted))
     found.retained = {
         head.uid: _support(head, "replacement" if head.uid in family.root_vids else "retained")
