@@ -232,6 +232,12 @@ class Settings(BaseSettings):
     #: Meta fields that search can filter on (`--meta key=value`) and match as text;
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)
+    #: The vector index's HNSW shape (Neo4j's `vector.hnsw.m`, `vector.hnsw.ef_construction`;
+    #: at most 512 and 3200): links per vector, and the candidates each insertion picks
+    #: them from. Applied when the index is built (`schema apply` on a new database,
+    #: `reindex --compact` on one that has it); measured in docs/decisions.md, 19.
+    search_hnsw_m: int = Field(default=32, ge=2, le=512)
+    search_hnsw_ef_construction: int = Field(default=200, ge=1, le=3200)
 
     # --- sharing: principals, grants, exposure (README "Sharing memory") --------------
     #: Who the CLI, stdio MCP and the Python API act as (default: the OS account's name).

@@ -22,6 +22,7 @@ from memorepair.model import ArtifactIn, Kind
 from memorepair.queries import Query
 from memorepair.serving.search import Searcher, filters
 from memorepair.settings import Settings
+from memorepair.store import VectorShape
 
 NO_FILTER: dict[str, Any] = {"kinds": None, "meta": None, "since": None, "until": None}
 
@@ -417,6 +418,62 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["compacted"] == "artifact_embedding"
     assert _pins(memory, QUERY) == before
+
+
+RESHAPED = {"MEMOREPAIR_SEARCH_HNSW_M": "24", "MEMOREPAIR_SEARCH_HNSW_EF_CONSTRUCTION": "120"}
+
+
+def test_the_vector_index_takes_the_configured_hnsw_shape_when_it_is_built(
+    memory: MemoryStore, neo4j_settings: Settings
+) -> None:
+    """`schema apply` builds a missing index with the settings' shape and leaves an existing
+    one as it is (saying that it differs); `reindex --compact` builds it with the new one."""
+    memory.import_items(_duplicate_memory())
+    before = _pins(memory, QUERY)
+    default = VectorShape(neo4j_settings.search_hnsw_m, neo4j_settings.search_hnsw_ef_construction)
+    assert memory.store.vector_shape() == memory.vector_shape == default
+    assert memory.vector_index_drift() is None
+    other = neo4j_settings.model_copy(
+        update={"search_hnsw_m": 24, "search_hnsw_ef_construction": 120}
+    )
+    try:
+        with open_store(ns=memory.ns, settings=other) as reshaped:
+            reshaped.apply_schema()  # IF NOT EXISTS: the index keeps the shape it was built with
+            assert reshaped.store.vector_shape() == default
+            drift = reshaped.vector_index_drift()
+            assert drift is not None
+            assert str(default) in drift and "m 24, ef_construction 120" in drift
+            applied = run_cli(memory.ns, "schema", "apply", "--json", **RESHAPED)
+            assert applied.returncode == 0, applied.stderr
+            assert "memorepair reindex --compact" in applied.stderr
+            assert "schema/index_artifact_embedding" in json.loads(applied.stdout)
+            done = run_cli(memory.ns, "reindex", "--compact", "--json", **RESHAPED)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["m"] == 24
+            assert reshaped.store.vector_shape() == VectorShape(24, 120)
+            assert reshaped.vector_index_drift() is None
+            assert memory.vector_index_drift() is not None  # now the default differs
+            assert _pins(reshaped, QUERY) == before
+    finally:
+        memory.compact_vector_index()
+    assert memory.store.vector_shape() == default
+    assert _pins(memory, QUERY) == before
+
+
+def test_recording_use_leaves_searches_without_a_wait(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Use counts and exposure records are not in the full-text index: flushing them does
+    not make the next search await it."""
+    memory.record({"uid": "a", "kind": "record", "content": "A kestrel nests in the tower."})
+    names = _spied(memory, monkeypatch)
+    assert [h.uid for h in memory.search("kestrel tower", mode="text")] == ["a"]
+    assert names.count("serving/search/await_text_index") == 1
+    writes = memory.store.writes
+    assert memory.flush_use() == 1  # the search's use of "a", written now
+    assert memory.store.writes == writes
+    memory.search("kestrel tower", mode="hybrid")
+    assert names.count("serving/search/await_text_index") == 1
 
 
 def test_text_search_widens_past_versions_no_longer_served(

@@ -181,7 +181,7 @@ class UseRecorder:
                 for uid, p in sorted(buffer.items())
             ]
             for batch in self.store.batched(rows):
-                self.store.write(
+                self.store.write_unindexed(
                     RECORD_USE, ns=ns, rows=batch, half_life_s=self.half_life_s, now=self._clock()
                 )
                 written += len(batch)
@@ -210,7 +210,7 @@ class UseRecorder:
                 )
             ]
             for batch in self.store.batched(rows):
-                self.store.write(RECORD_EXPOSURE, ns=ns, rows=batch)
+                self.store.write_unindexed(RECORD_EXPOSURE, ns=ns, rows=batch)
                 written += len(batch)
         return written
 
@@ -222,7 +222,7 @@ class UseRecorder:
             return
         self._expired_at = now
         while True:
-            (row,) = self.store.write(
+            (row,) = self.store.write_unindexed(
                 EXPIRE_EXPOSURE, before=now - self.retention_s, limit=EXPIRE_BATCH
             )
             if row["expired"] < EXPIRE_BATCH:
