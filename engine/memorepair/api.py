@@ -160,7 +160,7 @@ class MemoryStore:
         self.caller = caller or Caller(local_principal(settings))
         #: What every write adds so search finds it (embedding, searchable meta terms).
         self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
-        self._searcher = searching.Searcher(store, embedder)
+        self._searcher = searching.Searcher(store, embedder, min_fetch=settings.search_vector_fetch)
         #: The HNSW shape the vector index is built with (schema apply, reindex --compact).
         self.vector_shape = VectorShape(
             settings.search_hnsw_m, settings.search_hnsw_ef_construction

@@ -324,18 +324,17 @@ def test_cli_search_and_reindex(memory: MemoryStore) -> None:
     assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
 
 
-def _short_index_query(rows: int) -> Query:
-    """The index path's query, but Neo4j's vector index is asked for only `rows` nearest
-    versions whatever `$fetch` says: a real short answer from the real index, as Neo4j
-    5.26 gave under churn (67 rows for every k while 10,070 versions were embedded)."""
-    path = (
-        Path(__file__).parents[2] / "cypher" / "serving" / "search" / "search_vector_index.cypher"
-    )
+def _short_index_query(rows: int, name: str = "search_vector_index") -> Query:
+    """The index path's query (`name`: alone, or hybrid's), but Neo4j's vector index is
+    asked for only `rows` nearest versions whatever `$fetch` says: a real short answer from
+    the real index, as Neo4j 5.26 gave under churn (67 rows for every k while 10,070
+    versions were embedded)."""
+    path = Path(__file__).parents[2] / "cypher" / "serving" / "search" / f"{name}.cypher"
     text = path.read_text(encoding="utf-8")
     asked = "queryNodes('artifact_embedding', $fetch, $vector)"
     assert asked in text
     short = text.replace(asked, f"queryNodes('artifact_embedding', {rows} + 0 * $fetch, $vector)")
-    return queries.parse("test/short_vector_index", short, "tests/integration/test_search.py")
+    return queries.parse(f"test/short_{name}", short, "tests/integration/test_search.py")
 
 
 def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStore) -> None:
@@ -347,7 +346,12 @@ def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStor
     vectors = dict(zip(served, embedder.embed(list(served.values())), strict=True))
     exact = sorted(served, key=lambda uid: (-_cosine(qv, vectors[uid]), uid))
     f = filters(memory.ns, searchable=[], **NO_FILTER)
-    searcher = Searcher(memory.store, embedder, index_query=_short_index_query(3))
+    searcher = Searcher(
+        memory.store,
+        embedder,
+        index_query=_short_index_query(3),
+        hybrid_query=_short_index_query(3, "search_hybrid_index"),
+    )
     try:
         ranking = searcher.vector(QUERY, 5, f)
         assert [row["uid"] for row in ranking.rows] == exact[:5]
@@ -356,6 +360,9 @@ def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStor
         assert [h.uid for h in hits] == exact[:5]
         fused = searcher.hybrid(QUERY, 10, f)  # never words only
         assert [row["uid"] for row in fused["vector"]] == exact[:10]
+        assert [h.uid for h in searcher.search(QUERY, 5, f, "hybrid")] == [
+            h.uid for h in memory.search(QUERY, 5, mode="hybrid", record_use=False)
+        ]  # the same fusion as the full index's
     finally:
         searcher.close()
 
