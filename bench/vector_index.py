@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from bench.search import META_FIELDS, K, Truth, _load, _pct, _query, cascade_memory, corpus, recall
 from memorepair.api import MemoryStore, embedder_for, open_store
@@ -147,6 +148,13 @@ def report(shape: Shape, built_s: float, seconds: dict[str, list[float]], recall
 
 
 def main(argv: list[str] | None = None) -> int:
+    # One BLAS thread: OpenBLAS's threads spin after each product (the exact top 10 of
+    # every query), taking the 2 cores from the queries measured next.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     doc = __doc__ or ""
     parser = argparse.ArgumentParser(
         prog="python -m bench.vector_index",
