@@ -441,7 +441,7 @@ def test_the_vector_index_takes_the_configured_hnsw_shape_when_it_is_built(
     assert memory.store.vector_shape() == memory.vector_shape == default
     assert memory.vector_index_drift() is None
     other = neo4j_settings.model_copy(
-        update={"search_hnsw_m": 24, "search_hnsw_ef_construction": 120}
+        update={"search_hnsw_m": 24, "search_hnsw_ef_construction": 120, "search_vector_fetch": 20}
     )
     try:
         with open_store(ns=memory.ns, settings=other) as reshaped:
@@ -461,6 +461,8 @@ def test_the_vector_index_takes_the_configured_hnsw_shape_when_it_is_built(
             assert reshaped.vector_index_drift() is None
             assert memory.vector_index_drift() is not None  # now the default differs
             assert _pins(reshaped, QUERY) == before
+            f = filters(memory.ns, searchable=[], **NO_FILTER)  # the index asked for 20 first
+            assert reshaped._searcher.vector(QUERY, 5, f).path.startswith("index:20")
     finally:
         memory.compact_vector_index()
     assert memory.store.vector_shape() == default
