@@ -18,6 +18,7 @@ frontier over λ and the event's closure problem for the bound.
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -89,6 +90,9 @@ class EventRow:
     cpu_s: float  # ... and their CPU seconds (sandboxed jobs included): load-independent
     repair_s: float  # wall time of the repair call
     failures: str
+    #: Per kind (``skill/chain``...): published successors, their measured seconds and the
+    #: engine's estimate of them (c), as JSON ``{kind: [n, measured, planned]}``.
+    by_kind: str = "{}"
 
 
 @dataclass(frozen=True)
@@ -114,6 +118,7 @@ class Deployment:
     category: str
     planned: list[PlannedEvent] = field(default_factory=list)
     _children: dict[str, list[str]] | None = None
+    _kinds: dict[str, str] | None = None
 
     def affected(self, roots: Sequence[str]) -> set[str]:
         """C(F) in the memory as built: the post-event look-ups are drawn from the tasks
@@ -187,7 +192,26 @@ class Deployment:
             cpu_s=float(report.work_cpu_s),
             repair_s=repair_s,
             failures=" | ".join(reasons)[:500],
+            by_kind=json.dumps(self._by_kind(spec.id), sort_keys=True),
         )
+
+    def _by_kind(self, event_id: str) -> dict[str, list[float]]:
+        """The event's published successors per kind: count, measured seconds (``work_s``)
+        and the estimate the selection used (c), from its audit trail."""
+        if self._kinds is None:
+            self._kinds = {
+                a.uid: a.kind.value + (f"/{a.arch.value}" if a.arch is not None else "")
+                for a in self.memory.artifacts
+            }
+        out: dict[str, list[float]] = {}
+        for a in self.store.audit_event(event_id).get("published", []):
+            if a.get("work_s") is None:
+                continue
+            totals = out.setdefault(self._kinds.get(str(a["uid"]), "?"), [0.0, 0.0, 0.0])
+            totals[0] += 1
+            totals[1] += float(a["work_s"])
+            totals[2] += float(a.get("cost") or 0.0)
+        return out
 
     def _fired(self, event_id: str) -> dict[str, int]:
         """C(F) as the event withdrew it: every uid and the version it had then."""

@@ -23,7 +23,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, Unpack
 
 from memorepair import (
     access,
@@ -659,25 +659,12 @@ class MemoryStore:
         tool: str,
         new_schema: Any,
         *,
-        old_schema: Any = None,
-        roots: Sequence[str] | None = None,
-        renames: Mapping[str, str] | None = None,
-        param_renames: Mapping[str, Mapping[str, str]] | None = None,
-        reason: str = "",
-        event_id: str | None = None,
         dry_run: bool = False,
+        **options: Unpack[specs.MigrationOptions],
     ) -> tuple[RepairEventSpec, Migration, Plan | RepairReport]:
-        """`tool_migration`, then its plan (`dry_run`) or its repair: MCP's tool_migrated."""
-        spec, migration = self.tool_migration(
-            tool,
-            new_schema,
-            old_schema=old_schema,
-            roots=roots,
-            renames=renames,
-            param_renames=param_renames,
-            reason=reason,
-            event_id=event_id,
-        )
+        """`tool_migration` (same options), then its plan (`dry_run`) or its repair: MCP's
+        tool_migrated."""
+        spec, migration = self.tool_migration(tool, new_schema, **options)
         return spec, migration, self.plan(spec) if dry_run else self.repair(spec)
 
     @guarded("audit")

@@ -15,7 +15,7 @@ import re
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from memorepair import toolschema
 from memorepair.errors import InputError, UnknownArtifactError, some
@@ -159,6 +159,18 @@ def interface_record(tool: str, schema: Any, *, uid: str | None) -> dict[str, An
         "content": json.dumps(interface, sort_keys=True),
         "meta": {"tool": tool, "interface": interface},
     }
+
+
+class MigrationOptions(TypedDict, total=False):
+    """What a caller may say about a tool's migration beyond the tool and its new schema
+    (each defaults to what the served interface artifacts and the two schemas show)."""
+
+    old_schema: Any
+    roots: Sequence[str] | None
+    renames: Mapping[str, str] | None
+    param_renames: Mapping[str, Mapping[str, str]] | None
+    reason: str
+    event_id: str | None
 
 
 def tool_migration(

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import click
 
-from memorepair.errors import AccessDeniedError, ConfigError, InputError, MemoRepairError
+from memorepair.errors import (
+    AccessDeniedError,
+    ConfigError,
+    EmbeddingError,
+    InputError,
+    MemoRepairError,
+)
 from memorepair.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # the API is imported when a command runs (`--help` stays fast)
@@ -262,15 +268,20 @@ def config_show(as_json: bool) -> None:
     _emit(data, as_json, human)
 
 
-def _await_vectors(memory: MemoryStore, progress: _Progress) -> None:
+def _await_vectors(memory: MemoryStore, progress: _Progress) -> EmbeddingError | None:
     """The republished successors are served already; their vectors (deferred embeddings)
-    are written just after, and this process waits for them before it ends, showing it."""
+    are written just after, and this process waits for them before it ends, showing it.
+    A writer's failure is returned, to be raised once the report is out (`_finish`)."""
 
     def step(done: int, total: int) -> None:
         if total > 1:
             progress("vectors", done, total)
 
-    memory.flush_embeddings(step)
+    try:
+        memory.flush_embeddings(step)
+    except EmbeddingError as exc:
+        return exc
+    return None
 
 
 @contextmanager
@@ -901,13 +912,18 @@ STRANDED_EXIT = 5
 COPIES_EXIT = 4
 
 
-def _finish(reports: list[RepairReport], as_json: bool) -> None:
+def _finish(reports: list[RepairReport], as_json: bool, late: EmbeddingError | None = None) -> None:
     """Exit COPIES_EXIT when an erasure found copies left, else STRANDED_EXIT when any
-    report left candidates failed or blocked; both are named on stderr."""
+    report left candidates failed or blocked; both are named on stderr. Else raise the
+    vectors' failure (`late`): the repair is done, search by meaning is not."""
     copies = _copies_left(reports, as_json)
     stranded = _stranded(reports, as_json)
+    if late is not None:
+        click.echo(f"error: the successors are served, their vectors are not: {late}", err=True)
     if copies or stranded:
         sys.exit(COPIES_EXIT if copies else STRANDED_EXIT)
+    if late is not None:
+        sys.exit(1)
 
 
 def _copies_left(reports: list[RepairReport], as_json: bool) -> bool:
@@ -994,9 +1010,9 @@ def repair_cmd(
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.repair(event, selector=selector, lam=lam, progress=progress)
-        _await_vectors(memory, progress)
+        late = _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report], as_json)
+    _finish([report], as_json, late)
 
 
 @cli.command("retry")
@@ -1014,9 +1030,9 @@ def retry_cmd(ctx: click.Context, event_id: str, as_json: bool, quiet: bool) -> 
     """
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         report = memory.retry(event_id, progress=progress)
-        _await_vectors(memory, progress)
+        late = _await_vectors(memory, progress)
     _emit(report.as_dict(), as_json, lambda: _print_report(report.as_dict()))
-    _finish([report], as_json)
+    _finish([report], as_json, late)
 
 
 @cli.command("resume")
@@ -1054,7 +1070,7 @@ def resume_cmd(
     with _memory(ctx) as memory, _Progress(quiet) as progress:
         imports = [] if event_id else _resume_imports(memory, import_id, discard)
         reports = [] if import_id else memory.resume(event_id, progress=progress)
-        _await_vectors(memory, progress)
+        late = _await_vectors(memory, progress)
     data = [r.as_dict() for r in reports]
     done = [i.as_dict() for i in imports]
 
@@ -1070,7 +1086,7 @@ def resume_cmd(
             _print_report(item)
 
     _emit({"imports": done, "events": data} if done else data, as_json, human)
-    _finish(reports, as_json)
+    _finish(reports, as_json, late)
 
 
 def _resume_imports(memory: MemoryStore, import_id: str | None, discard: bool) -> list[Resumed]:

@@ -446,8 +446,10 @@ class EmbeddingBacklog:
     found by text search, not by vector search: `flush` waits for everything queued so
     far, and every search of this process flushes first, so a process always finds what it
     recorded or republished. A write that fails (the embedder down, a namespace re-embedded
-    with another model) marks the namespace's space stale: vector search then refuses
-    until `memorepair reindex`, rather than silently missing versions.
+    with another model, the database unreachable) marks the namespace's space stale:
+    vector search then refuses until `memorepair reindex`, rather than silently missing
+    versions; and the next `flush` raises it, so the caller that waits for the vectors
+    (an import, the CLI after a repair) hears it too.
     """
 
     def __init__(self, store: Store, embedder: Embedder, batch_size: int) -> None:
@@ -467,6 +469,8 @@ class EmbeddingBacklog:
         self._thread: threading.Thread | None = None
         #: The last background failure (the namespaces concerned were marked stale).
         self.error: Exception | None = None
+        #: Failures the next `flush` raises: (namespace, cause).
+        self._failures: list[tuple[str, Exception]] = []
 
     def add(self, pending: Sequence[Pending]) -> None:
         """Queue committed versions (waits while BACKLOG_MAX are already queued)."""
@@ -516,9 +520,15 @@ class EmbeddingBacklog:
 
     def flush(self, progress: Callable[[int, int], None] | None = None) -> None:
         """Wait until every version queued before this call has its embedding written;
-        `progress(written, of)` hears how far it got about twice a second.
+        `progress(written, of)` hears how far it got about twice a second. Raises
+        `EmbeddingError` if a write failed since the last flush (the versions stay served
+        without their vectors, and search by meaning refuses until `reindex`)."""
+        self._wait(progress)
+        if self._failures:
+            self._raise_failures()
 
-        Free when nothing is pending (every search calls it): no lock, no wake-up of the
+    def _wait(self, progress: Callable[[int, int], None] | None = None) -> None:
+        """Free when nothing is pending (every search flushes): no lock, no wake-up of the
         writer. The two counters only grow, and an `add` that returned before this call
         has already raised `_queued`."""
         if self._done >= self._queued:
@@ -551,9 +561,34 @@ class EmbeddingBacklog:
         """Someone waits for the queue (a flush or close): write without lingering."""
         return self._flushing > 0 or self._closed
 
+    def _raise_failures(self) -> None:
+        with self._changed:
+            failures, self._failures = self._failures, []
+        if not failures:
+            return
+        names = ", ".join(repr(ns) for ns in sorted({ns for ns, _ in failures}))
+        cause = failures[-1][1]
+        raise EmbeddingError(
+            f"the embedding writer could not write vectors of namespace {names}: {cause}. "
+            "Those versions are served by uid and found by words; search by meaning refuses "
+            "until `memorepair reindex` has embedded them (fix the embedder first)"
+        ) from cause
+
+    def _failed(self, namespaces: set[str], exc: Exception) -> None:
+        """Mark each namespace's space stale and keep the failure for the next flush."""
+        self.error = exc
+        for ns in sorted(namespaces):
+            with self._changed:
+                self._failures.append((ns, exc))
+            try:
+                self._store.write(MARK_SPACE_STALE, ns=ns)
+            except Exception:  # the database is gone too: the flush still raises
+                continue
+
     def close(self) -> None:
-        """Write what is queued, then stop the thread."""
-        self.flush()
+        """Write what is queued, then stop the thread (a failure stays on record: the
+        space is stale; closing does not raise it)."""
+        self._wait()
         with self._changed:
             self._closed = True
             self._changed.notify_all()
@@ -574,7 +609,7 @@ class EmbeddingBacklog:
             try:
                 self._write(batch)
             except Exception as exc:  # a dead writer would hang every flush
-                self.error = exc
+                self._failed({p.ns for p in batch}, exc)
             finally:
                 written = time.monotonic()
                 with self._changed:
@@ -588,8 +623,7 @@ class EmbeddingBacklog:
             try:
                 write_embeddings(self._store, embedder, [p for p in batch if p.ns == ns])
             except MemoRepairError as exc:
-                self.error = exc
-                self._store.write(MARK_SPACE_STALE, ns=ns)
+                self._failed({ns}, exc)
 
 
 def unindexed(store: Store, ns: str) -> list[Pending]:

@@ -62,6 +62,7 @@ from memorepair.model import (
     Visibility,
     lambda_problem,
 )
+from memorepair.operators.common import shared_words
 from memorepair.operators.registry import OperatorRegistry
 from memorepair.operators.sandbox import session as sandbox_session
 from memorepair.publication import Outcomes
@@ -218,7 +219,7 @@ def preview(
 ) -> Preview:
     """`plan`, then each selected successor built (`execution.build_dry`) and validated in
     memory, and the publication closure decided as `publish` would decide it."""
-    with _gc_paused(), sandbox_session():
+    with _gc_paused(), sandbox_session(), shared_words():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
         erased = erasure.planned(store, spec, reached.uids)
@@ -450,7 +451,9 @@ def _rebuild(
     with the embedding backlog held back meanwhile: its writes would compete with the
     repair's, and the successors' vectors follow once it ends."""
     with writers.held():
-        with sandbox_session():  # one sandbox worker for the event's chains and tool calls
+        # One sandbox worker for the event's chains and tool calls; support texts split
+        # into words once for all its successors' checks.
+        with sandbox_session(), shared_words():
             with clock.step("execution"):
                 attempts, written = _execute(
                     store, registry, config, writers, event, family, selection, progress

@@ -52,7 +52,7 @@ DEFAULT_VALUES: dict[str, float] = {
 #: namespace has not measured yet (then the last successor's measured seconds or the
 #: namespace's running median decide; docs/values.md). What the built-in operators
 #: measure, rounded up: milliseconds for in-process replays and extractive regeneration,
-#: a few hundredths of a second for a chain run in the sandbox, a second or two for a
+#: a few hundredths of a second for a chain run in the sandbox, half a second for a
 #: neural retrain on a few hundred examples. Not much dearer: a prior far above the truth
 #: keeps an operator from ever running, so from ever being measured.
 DEFAULT_COSTS: dict[str, float] = {
@@ -61,7 +61,7 @@ DEFAULT_COSTS: dict[str, float] = {
     "summary": 0.02,
     "skill.prompt": 0.02,
     "skill.chain": 0.05,
-    "skill.neural": 2.0,
+    "skill.neural": 0.5,
 }
 
 #: The unit of each setting that has one, shown by `memorepair config show`.

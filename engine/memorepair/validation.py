@@ -32,7 +32,7 @@ def judge(registry: OperatorRegistry, attempt: Attempt) -> Attempt:
     verdict, and a plan judges its in-memory successors with exactly the same checks."""
     if attempt.successor is None or attempt.validated is not None:
         return attempt
-    started, cpu_started = time.perf_counter(), cpu_clock()
+    cpu_started, started = cpu_clock(), time.perf_counter()  # wall inside: execution._build
     verdict = _verdict(registry, attempt)
     work_s = (attempt.work_s or 0.0) + time.perf_counter() - started  # build + validation
     cpu_s = (attempt.cpu_s or 0.0) + cpu_clock() - cpu_started

@@ -21,6 +21,7 @@ from bench.bfcl.eval import (
     format_table,
     frontier_lines,
     frontier_points,
+    kind_lines,
     plot,
     summarise,
     target_lines,
@@ -83,6 +84,7 @@ def row(event: str, kind: str, system: str, **figures: Any) -> EventRow:
         cpu_s=values["work_s"] / 2,
         repair_s=1.0,
         failures="chain: step 1 ... got int" if values["failed"] else "",
+        by_kind=str(values.get("by_kind", "{}")),
     )
 
 
@@ -208,3 +210,20 @@ def test_pooled_frontier_and_bound_from_the_plans(tmp_path: Path) -> None:
         tmp_path / "f.png",
     )
     assert (tmp_path / "f.png").stat().st_size > 0
+
+
+def test_seconds_by_kind_sum_the_measured_rounds_per_system() -> None:
+    chain = '{"skill/chain": [2, 0.25, 0.125], "record": [4, 0.5, 0.25]}'
+    rows = [
+        row("r0", "migrate", "all", round=0, by_kind='{"record": [100, 9.0, 9.0]}'),
+        row("r1", "migrate", "all", by_kind=chain),
+        row("r2", "delete", "all", by_kind='{"record": [1, 0.5, 0.75]}'),
+        row("r1", "migrate", "mincut", by_kind='{"record": [4, 1.0, 0.25]}'),
+        row("r1", "migrate", "none"),
+    ]
+    lines = kind_lines(rows)
+    table = {line.split()[0]: line.split()[1:] for line in lines[2:]}
+    # round 0 left out; per kind: n, measured, planned for Repair-all, then the default
+    assert table["record"] == ["5", "1.000", "1.000", "4", "1.000", "0.250"]
+    assert table["skill/chain"] == ["2", "0.250", "0.125", "0", "0.000", "0.000"]
+    assert kind_lines([row("r1", "delete", "none")]) == []

@@ -58,6 +58,21 @@ def census(owner: MemoryStore, ns: str | None = None) -> list[dict[str, Any]]:
     return [*rows, {"grants": owner.grants()}]
 
 
+def settled(owner: MemoryStore, ns: str | None = None, limit_s: float = 60.0) -> None:
+    """Wait until the server's buffered use records have landed: the census is unchanged
+    over two flush periods. A fixed sleep was too short when the machine was loaded (the
+    previous call's use record landed after the "before" census)."""
+    deadline = time.monotonic() + limit_s
+    seen = census(owner, ns)
+    while time.monotonic() < deadline:
+        time.sleep(2 * FLUSH_S)
+        now = census(owner, ns)
+        if now == seen:
+            return
+        seen = now
+    raise AssertionError(f"the census of {ns or owner.ns} still changed after {limit_s} s")
+
+
 class Server:
     """`memorepair mcp --http` on loopback, JWTs of `issuer_url` and the API keys of
     `principals_file` accepted."""

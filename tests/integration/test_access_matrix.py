@@ -11,7 +11,6 @@ import io
 import json
 import os
 import re
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sharing_support import FLUSH_S, Server, census, free_port, running, text_of
+from sharing_support import Server, census, free_port, running, settled, text_of
 from tests.unit.jwt_issuer import Issuer
 
 from memorepair.access import ROLES
@@ -297,7 +296,7 @@ def test_mcp_http_matrix(memory: MemoryStore, mcp: tuple[Server, Issuer]) -> Non
         result = server.call(issuer.token(name), op.name, namespace=memory.ns, **op.run())
         return not result.isError, text_of(result)
 
-    _matrix(memory, "mcp-http", ops, attempt, lambda: time.sleep(3 * FLUSH_S))
+    _matrix(memory, "mcp-http", ops, attempt, lambda: settled(memory))
 
 
 # ---- the LangGraph store -------------------------------------------------------------------------

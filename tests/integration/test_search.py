@@ -8,12 +8,14 @@ import json
 import math
 import threading
 import time
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from reliability_support import correct_event, fan_memory, run_cli, start_paused, write_event
+from tests.unit.embedding_endpoint import Endpoint, serving
 
 from memorepair import queries
 from memorepair.api import MemoryStore, embedder_for, open_store
@@ -516,3 +518,65 @@ def test_text_search_widens_past_versions_no_longer_served(
     finally:
         paused.kill()
     assert run_cli(memory.ns, "resume").returncode == 0
+
+
+@pytest.fixture
+def flaky_endpoint(neo4j_settings: Settings) -> Iterator[Settings]:
+    with serving() as url:
+        yield neo4j_settings.model_copy(
+            update={
+                "embedding_base_url": url,
+                "embedding_model": "flaky",
+                "embedding_dimension": 8,
+                "record_embedding": "deferred",
+            }
+        )
+
+
+def test_a_failed_deferred_embedding_is_raised_and_search_refuses_until_reindex(
+    flaky_endpoint: Settings,
+) -> None:
+    with _store(flaky_endpoint) as memory:
+        memory.record({"uid": "first", "kind": "record", "content": "alpha bravo"})
+        memory.flush_embeddings()
+        assert [h.uid for h in memory.search("alpha", 1, mode="vector")] == ["first"]
+
+        Endpoint.down = True
+        memory.record({"uid": "second", "kind": "record", "content": "charlie delta"})
+        with pytest.raises(
+            EmbeddingError, match=f"could not write vectors of namespace '{memory.ns}'"
+        ):
+            memory.flush_embeddings()  # the caller that waits for the vectors hears it
+        assert memory.retrieve(uid="second")  # served by uid all the same
+        assert [h.uid for h in memory.search("charlie", 5, mode="text")] == ["second"]
+        Endpoint.down = False  # back up: the query embeds, but `second` has no vector
+        for mode in ("vector", "hybrid"):  # never an answer silently missing `second`
+            with pytest.raises(EmbeddingError, match="reindex"):
+                memory.search("charlie", 5, mode=mode)  # type: ignore[arg-type]
+
+        report = memory.reindex()
+        assert (report.versions, report.embedded) == (2, 1)  # only the one left without a vector
+        assert "second" in {h.uid for h in memory.search("charlie delta", 2, mode="vector")}
+
+
+def test_the_cli_prints_the_repair_then_fails_on_vectors_it_could_not_write(
+    flaky_endpoint: Settings, tmp_path: Path
+) -> None:
+    with _store(flaky_endpoint) as memory:
+        memory.import_items(fan_memory(4, keep=2))
+        memory.flush_embeddings()
+        Endpoint.poison = "v2 |"  # the recomputed caches' text; the replacement embeds
+        event = write_event(tmp_path, correct_event("vec-fail", "root", "root v2"))
+        env = {
+            "MEMOREPAIR_EMBEDDING_BASE_URL": str(flaky_endpoint.embedding_base_url),
+            "MEMOREPAIR_EMBEDDING_MODEL": "flaky",
+            "MEMOREPAIR_EMBEDDING_DIMENSION": "8",
+        }
+        done = run_cli(memory.ns, "repair", str(event), **env)
+        assert done.returncode == 1, (done.stdout, done.stderr)
+        assert "completed" in done.stdout  # the report is out first
+        assert "the successors are served, their vectors are not" in done.stderr
+        assert memory.retrieve(uid="c-0")[0].content.startswith("root v2")
+        Endpoint.poison = None
+        with pytest.raises(EmbeddingError, match="reindex"):
+            memory.search("root v2", 3, mode="vector")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sharing_support import FLUSH_S, INITIALIZE, Server, census, free_port, ok, running, text_of
+from sharing_support import INITIALIZE, Server, census, free_port, ok, running, settled, text_of
 from tests.unit.jwt_issuer import Issuer
 
 from memorepair import queries
@@ -133,7 +133,7 @@ def test_two_principals_on_two_namespaces_never_see_each_other(
         assert {h["uid"] for h in hits["hits"]} == {"alice-0", "alice-1"}
         hits = ok(server.call(bob, "memory_search", query="museum", k=10, namespace=team_b.ns))
         assert {h["uid"] for h in hits["hits"]} == {"bob-0", "bob-1"}
-        time.sleep(3 * FLUSH_S)  # bob's reads are on record: the census starts after them
+        settled(team_b)  # bob's reads are on record: the census starts after them
         before = census(team_b)
         answers = {}
         for tool, args in (
@@ -151,7 +151,7 @@ def test_two_principals_on_two_namespaces_never_see_each_other(
         # the same answer whether the uid exists or not: nothing learned
         assert len(answers["memory_get"]) == 1 and len(answers["memory_lineage"]) == 1
         assert "bob-0" not in " ".join(answers["memory_get"])
-        time.sleep(3 * FLUSH_S)
+        settled(team_b)
         assert census(team_b) == before
         assert team_b.retrieve(uid="bob-0")[0].content.startswith("bob")
         lineage = team_b.lineage("bob-0")
@@ -233,7 +233,7 @@ def test_exposure_names_exactly_who_read_the_wrong_version(
     server.session(issuer.token("alice"), alice_reads)  # after the barrier: version 2
     ok(server.call(issuer.token("dave"), "memory_get", uid="notes/hours", namespace=memory.ns))
     ok(server.call(issuer.token("dave"), "memory_get", uid="notes/plan", namespace=memory.ns))
-    time.sleep(5 * FLUSH_S)
+    settled(memory)
 
     printed = CliRunner().invoke(
         cli, ["--ns", memory.ns, "--principal", "eve", "audit", "exposure", report.event]

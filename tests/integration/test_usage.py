@@ -148,3 +148,39 @@ def test_plan_and_audit_say_where_w_and_c_came_from(neo4j_settings: Settings) ->
             assert (s1["cost_source"], s1["cost"]) == ("work", published["s1"]["work_s"])
         finally:
             memory.clear()
+
+
+def test_a_failed_flush_keeps_its_rows_for_the_next(memory: MemoryStore) -> None:
+    """A database briefly out of reach costs neither a count nor an exposure record."""
+    from neo4j import GraphDatabase
+
+    from memorepair.store import Store
+
+    _memory(memory)
+    memory.retrieve(uid="trip")
+    memory.retrieve(uid="trip")
+    recorder, real = memory.uses, memory.uses.store
+    nowhere = "bolt://127.0.0.1:9"  # nothing listens there
+    recorder.store = Store(
+        GraphDatabase.driver(nowhere, max_transaction_retry_time=0.5),
+        nowhere,
+        database=real.database,
+        batch_size=real.batch_size,
+        serving_reads="writer",
+        unreachable_hint="the test's unreachable server",
+    )
+    try:
+        recorder.flush_safely()  # what the flusher thread does: logs, keeps the rows
+    finally:
+        recorder.store.close()
+        recorder.store = real
+    assert _uses(memory, "trip")[1] == {}  # nothing reached the database
+    memory.retrieve(uid="other")
+    assert recorder.flush() == 2  # the kept rows first, then the new read
+    log, uses = _uses(memory, "trip", "other")
+    assert log["reads"] == 3 and uses["trip"]["count"] == 2 and uses["other"]["count"] == 1
+    report = memory.forget("trip", reason="the audit reads who saw it")
+    seen = {
+        (e["uid"], e["version"]): e["reads"] for e in memory.exposure(report.event)["exposures"]
+    }
+    assert seen[("trip", 1)] == 2

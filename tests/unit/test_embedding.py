@@ -3,15 +3,13 @@ server on 127.0.0.1) and the meta terms search filters on."""
 
 from __future__ import annotations
 
-import json
 import math
 import socket
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
+from embedding_endpoint import Endpoint, serving
 
 from memorepair.api import embedder_for
 from memorepair.embedding import (
@@ -65,55 +63,19 @@ def test_offline_dimensions_are_the_packaged_ones() -> None:
         WordLlamaEmbedder(300)
 
 
-class _Handler(BaseHTTPRequestHandler):
-    """A tiny OpenAI-compatible /v1/embeddings: deterministic vectors, answers shuffled."""
-
-    requests: ClassVar[list[dict[str, Any]]] = []
-    headers_seen: ClassVar[list[str | None]] = []
-    dimension = 8
-    broken = False
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        type(self).requests.append({"path": self.path, **body})
-        type(self).headers_seen.append(self.headers.get("Authorization"))
-        data = [
-            {"index": i, "embedding": [float(len(t) + d) for d in range(self.dimension)]}
-            for i, t in enumerate(body["input"])
-        ]
-        answer: dict[str, Any] = {"data": list(reversed(data))} if not self.broken else {"x": 1}
-        raw = json.dumps(answer).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture
 def endpoint() -> Iterator[str]:
-    _Handler.requests, _Handler.headers_seen = [], []
-    _Handler.dimension, _Handler.broken = 8, False
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving() as url:
+        yield url
 
 
 def test_http_embedder_batches_orders_and_authenticates(endpoint: str) -> None:
     embedder = HttpEmbedder(endpoint, "mini", api_key="sk-test", batch_size=2)
     vectors = embedder.embed(["a", "bbb", "cc"])
-    assert [r["path"] for r in _Handler.requests] == ["/v1/embeddings", "/v1/embeddings"]
-    assert [r["input"] for r in _Handler.requests] == [["a", "bbb"], ["cc"]]
-    assert {r["model"] for r in _Handler.requests} == {"mini"}
-    assert _Handler.headers_seen == ["Bearer sk-test", "Bearer sk-test"]
+    assert [r["path"] for r in Endpoint.requests] == ["/v1/embeddings", "/v1/embeddings"]
+    assert [r["input"] for r in Endpoint.requests] == [["a", "bbb"], ["cc"]]
+    assert {r["model"] for r in Endpoint.requests} == {"mini"}
+    assert Endpoint.headers_seen == ["Bearer sk-test", "Bearer sk-test"]
     expected = [[float(n + d) for d in range(8)] for n in (1, 3, 2)]
     for got, raw in zip(vectors, expected, strict=True):  # reordered by index, unit length
         assert got == pytest.approx([x / _norm(raw) for x in raw])
@@ -123,7 +85,7 @@ def test_http_embedder_batches_orders_and_authenticates(endpoint: str) -> None:
 def test_http_embedder_errors_are_clear(endpoint: str) -> None:
     with pytest.raises(EmbeddingError, match="dimension"):
         HttpEmbedder(endpoint, "mini", dimension=16).embed(["a"])
-    _Handler.broken = True
+    Endpoint.broken = True
     with pytest.raises(EmbeddingError, match=r"without data\[\]\.embedding"):
         HttpEmbedder(endpoint, "mini").embed(["a"])
     with pytest.raises(EmbeddingError, match="failed"):

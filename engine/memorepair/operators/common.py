@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from memorepair.codec import canonical_json
@@ -179,17 +181,64 @@ def _ngrams(ws: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 
 class PhraseIndex:
-    """Word n-grams of a set of texts, per n, computed on demand."""
+    """Texts in which a word n-gram is looked up: each text kept as its words (lower
+    case) joined by single spaces, so a gram is held exactly when ``" w1 ... wn "`` is a
+    substring. Words never contain a space, so this is the n-gram test itself, without
+    building every text's n-grams."""
 
     def __init__(self, texts: Iterable[tuple[str, str]]) -> None:
-        self._words = [(key, words(text)) for key, text in texts]
-        self._by_n: dict[int, list[tuple[str, set[tuple[str, ...]]]]] = {}
+        self._texts = [(key, flat_words(text)) for key, text in texts]
 
     def holders(self, gram: tuple[str, ...]) -> list[str]:
-        n = len(gram)
-        if n not in self._by_n:
-            self._by_n[n] = [(key, _ngrams(ws, n)) for key, ws in self._words]
-        return [key for key, grams in self._by_n[n] if gram in grams]
+        needle = f" {' '.join(gram)} "
+        return [key for key, flat in self._texts if needle in flat]
+
+
+#: Texts up to this many characters are split once per `shared_words` block, and at most
+#: this many of them are kept (the block's cache starts again when it is full).
+FLAT_CACHED_CHARS = 65_536
+FLAT_CACHED_TEXTS = 512
+
+_SHARED: ContextVar[dict[str, str] | None] = ContextVar("memorepair_flat_words", default=None)
+
+
+@contextmanager
+def shared_words() -> Iterator[None]:
+    """Within the block (one repair event, or one preview), each support text is split
+    into words once, however many successors are checked against it.
+
+    One event checks many successors against the same support (an interface record
+    feeds every call and cache of its tool, a task summary its tool's summary), and
+    splitting the same text again for each took the largest part of an in-process
+    successor's build and validation. The cache lives only as long as the block, so no
+    support text (an erased one included) outlives the event in it. Nested blocks share
+    the outer one's."""
+    if _SHARED.get() is not None:
+        yield
+        return
+    token = _SHARED.set({})
+    try:
+        yield
+    finally:
+        _SHARED.reset(token)
+
+
+def flat_words(text: str) -> str:
+    """``text``'s words (``words``) joined by single spaces, with a space at both ends;
+    inside `shared_words`, computed once per text."""
+    cache = _SHARED.get()
+    if cache is None or len(text) > FLAT_CACHED_CHARS:
+        return _flat(text)
+    found = cache.get(text)
+    if found is None:
+        if len(cache) >= FLAT_CACHED_TEXTS:
+            cache.clear()
+        found = cache[text] = _flat(text)
+    return found
+
+
+def _flat(text: str) -> str:
+    return f" {' '.join(words(text))} "
 
 
 class Taint:

@@ -21,7 +21,11 @@ nothing to scrub in them, and clearing a namespace removes them. `MEMOREPAIR_USE
 =false` stops the counts, `MEMOREPAIR_EXPOSURE_RECORDING=false` the exposure records. A
 read is written within MEMOREPAIR_USE_FLUSH_S, or at `close`; a process killed before
 that loses its last reads (a repair flushes its own process's reads before its barrier).
-A failed flush is logged and dropped: neither is worth failing or slowing a read for.
+A failed flush fails no read: it is logged, and the rows it could not write are kept and
+written first by the next flush (both queries add row by row, so a kept row and a fresh
+one of the same key both count), so a database that is briefly unreachable costs the
+audit no exposure record; beyond MAX_CARRIED kept rows the oldest are dropped, logged as
+an error with their number.
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ MAX_PENDING = 50_000
 EXPIRE_EVERY_S = 600.0
 #: Exposure records deleted per statement (the flusher loops until none are left).
 EXPIRE_BATCH = 10_000
+#: Rows kept from failed flushes, at most (beyond it the oldest are dropped, loudly).
+MAX_CARRIED = 1_000_000
 
 
 @dataclass
@@ -126,6 +132,10 @@ class UseRecorder:
         self._thread: threading.Thread | None = None
         #: Flushes that wrote something, identities written, seconds spent (benchmarks).
         self.stats = {"flushes": 0, "identities": 0, "seconds": 0.0}
+        #: Rows not written yet, per (query, namespace): what failed flushes left.
+        self._carried: dict[tuple[str, str], list[dict[str, object]]] = {}
+        #: One flush at a time (the flusher thread, a repair's, `close`): they share those.
+        self._flushing = threading.Lock()
 
     def note(
         self,
@@ -166,52 +176,65 @@ class UseRecorder:
             self._wake.set()
 
     def flush(self) -> int:
-        """Write everything buffered now; the number of identities whose use was counted
-        (exposure records are written too, and expired ones deleted when due)."""
+        """Write everything buffered now (and what failed flushes left); the number of
+        identities whose use was counted (exposure records are written too, and expired
+        ones deleted when due)."""
+        with self._flushing:
+            return self._flush()
+
+    def _flush(self) -> int:
         with self._lock:
             pending, self._pending = self._pending, {}
             exposed, self._exposed = self._exposed, {}
-        if self._write_exposure(exposed):
+        for ns, seen in exposed.items():
+            self._carry("exposure", ns, exposure_rows(ns, seen))
+        for ns, uses in pending.items():
+            self._carry(
+                "use",
+                ns,
+                [
+                    {"key": artifact_key(ns, uid), "uid": uid, **vars(p)}
+                    for uid, p in sorted(uses.items())
+                ],
+            )
+        if self._write("exposure"):
             self._expire()
         started = time.perf_counter()
-        written = 0
-        for ns, buffer in pending.items():
-            rows = [
-                {"key": artifact_key(ns, uid), "uid": uid, **vars(p)}
-                for uid, p in sorted(buffer.items())
-            ]
-            for batch in self.store.batched(rows):
-                self.store.write_unindexed(
-                    RECORD_USE, ns=ns, rows=batch, half_life_s=self.half_life_s, now=self._clock()
-                )
-                written += len(batch)
+        written = self._write("use")
         if written:
             self.stats["flushes"] += 1
             self.stats["identities"] += written
             self.stats["seconds"] += time.perf_counter() - started
         return written
 
-    def _write_exposure(self, exposed: dict[str, dict[Exposed, Seen]]) -> int:
-        """Write the buffered exposure records; how many."""
+    def _carry(self, what: str, ns: str, rows: list[dict[str, object]]) -> None:
+        kept = self._carried.setdefault((what, ns), [])
+        kept += rows
+        over = sum(len(r) for r in self._carried.values()) - MAX_CARRIED
+        if over > 0:
+            dropped = min(over, len(kept))
+            del kept[:dropped]
+            log.error(
+                "use recording: %d %s rows of %s dropped (unwritten too long)", dropped, what, ns
+            )
+
+    def _write(self, what: str) -> int:
+        """Write the kept rows of one query, batch by batch; a failure keeps the rest."""
         written = 0
-        for ns, buffer in exposed.items():
-            rows = [
-                {
-                    "key": exposure_key(ns, uid, version, principal, session),
-                    "vid": version_id(ns, uid, version),
-                    "uid": uid,
-                    "version": version,
-                    "principal": principal,
-                    "session": session,
-                    **vars(seen),
-                }
-                for (uid, version, principal, session), seen in sorted(
-                    buffer.items(), key=lambda item: (*item[0][:3], item[0][3] or "")
-                )
-            ]
-            for batch in self.store.batched(rows):
-                self.store.write_unindexed(RECORD_EXPOSURE, ns=ns, rows=batch)
+        for key in [k for k in self._carried if k[0] == what]:
+            ns, rows = key[1], self._carried[key]
+            while rows:
+                batch = rows[: self.store.batch_size]
+                if what == "use":
+                    now = self._clock()
+                    self.store.write_unindexed(
+                        RECORD_USE, ns=ns, rows=batch, half_life_s=self.half_life_s, now=now
+                    )
+                else:
+                    self.store.write_unindexed(RECORD_EXPOSURE, ns=ns, rows=batch)
+                del rows[: len(batch)]
                 written += len(batch)
+            del self._carried[key]
         return written
 
     def _expire(self) -> None:
@@ -256,7 +279,25 @@ class UseRecorder:
         try:
             self.flush()
         except Exception as exc:  # never let bookkeeping break or slow a read
-            log.warning("use recording: a flush failed and was dropped: %s", exc)
+            log.warning("use recording: a flush failed; its rows are kept for the next: %s", exc)
+
+
+def exposure_rows(ns: str, seen: dict[Exposed, Seen]) -> list[dict[str, object]]:
+    """The rows of `serving/usage/record_exposure` for one namespace's buffer."""
+    return [
+        {
+            "key": exposure_key(ns, uid, version, principal, session),
+            "vid": version_id(ns, uid, version),
+            "uid": uid,
+            "version": version,
+            "principal": principal,
+            "session": session,
+            **vars(found),
+        }
+        for (uid, version, principal, session), found in sorted(
+            seen.items(), key=lambda item: (*item[0][:3], item[0][3] or "")
+        )
+    ]
 
 
 def exposure_key(ns: str, uid: str, version: int, principal: str, session: str | None) -> str:
