@@ -79,7 +79,7 @@ from memorepair.serving.retrieve import Served
 from memorepair.serving.search import Hit
 from memorepair.serving.usage import UseRecorder
 from memorepair.settings import OperatorConfig, RepairConfig, Settings, load_settings
-from memorepair.store import Store
+from memorepair.store import Store, VectorShape
 from memorepair.toolschema import Migration
 
 #: What the surfaces (CLI, MCP, LangGraph) and programs type against: they import it from
@@ -160,7 +160,11 @@ class MemoryStore:
         self.caller = caller or Caller(local_principal(settings))
         #: What every write adds so search finds it (embedding, searchable meta terms).
         self.indexing = Indexing(embedder, tuple(settings.search_meta_fields))
-        self._searcher = searching.Searcher(store, embedder)
+        self._searcher = searching.Searcher(store, embedder, min_fetch=settings.search_vector_fetch)
+        #: The HNSW shape the vector index is built with (schema apply, reindex --compact).
+        self.vector_shape = VectorShape(
+            settings.search_hnsw_m, settings.search_hnsw_ef_construction
+        )
         #: Counts what serving reads return, off their latency path (shared by siblings),
         #: and records who was served which version (`exposure`).
         self.uses = UseRecorder(
@@ -273,7 +277,22 @@ class MemoryStore:
     # ---- writing memory -----------------------------------------------------------
     @guarded("schema")
     def apply_schema(self) -> list[str]:
-        return self.store.apply_schema()
+        """Create every constraint and index (each if it does not exist); the names of the
+        statements. An existing vector index keeps its HNSW shape (`vector_index_drift`)."""
+        return self.store.apply_schema(self.vector_shape)
+
+    @guarded("schema")
+    def vector_index_drift(self) -> str | None:
+        """What to do when the vector index was built with another HNSW shape than the
+        settings ask for (None: the same, or no index yet)."""
+        built = self.store.vector_shape()
+        if built is None or built == self.vector_shape:
+            return None
+        return (
+            f"the vector index was built with {built}; the settings ask for "
+            f"{self.vector_shape} (MEMOREPAIR_SEARCH_HNSW_M, _EF_CONSTRUCTION): run "
+            "`memorepair reindex --compact` to build it again (search stays exact meanwhile)"
+        )
 
     @guarded("clear")
     def clear(self) -> None:
@@ -799,7 +818,7 @@ class MemoryStore:
         Vector search stays exact meanwhile (the exhaustive path). Returns the seconds.
         Needs the admin role (as `apply_schema`): the index serves every namespace."""
         self.flush_embeddings()
-        return reindexing.compact(self.store)
+        return reindexing.compact(self.store, self.vector_shape)
 
     def _require_embedder(self) -> None:
         """A repair embeds its successors: refuse before its barrier if the configured

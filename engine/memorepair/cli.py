@@ -447,10 +447,18 @@ def schema() -> None:
 @JSON_OPTION
 @click.pass_context
 def schema_apply(ctx: click.Context, as_json: bool) -> None:
-    """Create every constraint and index; safe to run again."""
+    """Create every constraint and index; safe to run again.
+
+    The vector index is built with the HNSW shape of MEMOREPAIR_SEARCH_HNSW_M and
+    _EF_CONSTRUCTION when it does not exist yet; an existing one keeps its own, and a
+    warning (on stderr) says when that differs: `memorepair reindex --compact` builds it
+    again with the configured shape."""
     with _memory(ctx) as memory:
         names = memory.apply_schema()
+        drift = memory.vector_index_drift()
     _emit(names, as_json, lambda: click.echo(f"applied {len(names)} schema statements"))
+    if drift:
+        click.echo(f"warning: {drift}", err=True)
 
 
 @cli.command("import")
@@ -1276,8 +1284,9 @@ def search_cmd(
     "--compact",
     is_flag=True,
     help="Only rebuild the vector index in one bulk population (after bulk writes, e.g. an "
-    "import: queries get faster); nothing is re-embedded. The index is shared, so every "
-    "namespace's; vector search stays exact meanwhile, only slower.",
+    "import: queries get faster), with the configured HNSW shape "
+    "(MEMOREPAIR_SEARCH_HNSW_M, _EF_CONSTRUCTION); nothing is re-embedded. The index is "
+    "shared, so every namespace's; vector search stays exact meanwhile, only slower.",
 )
 @JSON_OPTION
 @click.pass_context
@@ -1288,10 +1297,11 @@ def reindex_cmd(ctx: click.Context, force: bool, compact: bool, as_json: bool) -
     if compact:
         with _memory(ctx) as memory:
             seconds = memory.compact_vector_index()
+            shape = memory.vector_shape
         _emit(
-            {"compacted": "artifact_embedding", "seconds": seconds},
+            {"compacted": "artifact_embedding", "seconds": seconds, **shape.params()},
             as_json,
-            lambda: click.echo(f"rebuilt the vector index in {seconds:.1f}s"),
+            lambda: click.echo(f"rebuilt the vector index ({shape}) in {seconds:.1f}s"),
         )
         return
     progress = _Progress(quiet=as_json)

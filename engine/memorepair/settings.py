@@ -232,6 +232,16 @@ class Settings(BaseSettings):
     #: Meta fields that search can filter on (`--meta key=value`) and match as text;
     #: a JSON list, e.g. ["topic", "user"]. Changing it needs `memorepair reindex`.
     search_meta_fields: list[str] = Field(default_factory=list)
+    #: The vector index's HNSW shape (Neo4j's `vector.hnsw.m`, `vector.hnsw.ef_construction`;
+    #: at most 512 and 3200): links per vector, and the candidates each insertion picks
+    #: them from. Applied when the index is built (`schema apply` on a new database,
+    #: `reindex --compact` on one that has it); measured in docs/decisions.md, 19.
+    search_hnsw_m: int = Field(default=64, ge=2, le=512)
+    search_hnsw_ef_construction: int = Field(default=400, ge=1, le=3200)
+    #: The vector index's least first fetch: Lucene's HNSW searches as wide as it is
+    #: asked, so asking for more than k is what makes its top 10 the exact one (recall@10
+    #: by fetch and shape: docs/decisions.md, 19); filters and withdrawn versions widen it.
+    search_vector_fetch: int = Field(default=100, ge=1, le=4000)
 
     # --- sharing: principals, grants, exposure (README "Sharing memory") --------------
     #: Who the CLI, stdio MCP and the Python API act as (default: the OS account's name).

@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -48,6 +49,9 @@ HEADS = queries.named("store/heads")
 LOCK_HEADS = queries.named("store/lock_heads")
 SEARCH_INDEX_SYNCHRONOUS = queries.named("store/search_index_synchronous")
 DROP_SEARCH_INDEX = queries.named("store/drop_search_index")
+#: The vector index's statement, whose HNSW shape is a parameter (`VectorShape`).
+VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedding")
+SHOW_VECTOR_INDEX = queries.named("store/show_vector_index")
 
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
 #: have two current versions, and without them every lookup by vid or key scans a label.
@@ -130,6 +134,24 @@ def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
 
 #: Where serving reads go on a cluster: the writer, or any member (MEMOREPAIR_SERVING_READS).
 ServingReads = Literal["writer", "any"]
+
+
+@dataclass(frozen=True)
+class VectorShape:
+    """The vector index's HNSW graph (Lucene's): each vector keeps `m` links, chosen among
+    the `ef_construction` nearest that its insertion's search found. Denser graphs hold
+    more of the exact nearest within the same search width (docs/decisions.md, 19), and
+    take longer to build. Fixed when the index is built: a change takes effect when it is
+    built again (`memorepair reindex --compact`)."""
+
+    m: int
+    ef_construction: int
+
+    def params(self) -> dict[str, int]:
+        return {"m": self.m, "ef_construction": self.ef_construction}
+
+    def __str__(self) -> str:
+        return f"m {self.m}, ef_construction {self.ef_construction}"
 
 
 class Store:
@@ -226,8 +248,10 @@ class Store:
             info = self.driver.get_server_info()
             return str(info.agent)
 
-    def apply_schema(self) -> list[str]:
-        """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS).
+    def apply_schema(self, vector: VectorShape) -> list[str]:
+        """Create every constraint and index in `cypher/schema/` (each is IF NOT EXISTS),
+        the vector index with the HNSW shape `vector` if it does not exist yet (an existing
+        one keeps its own: `vector_shape()` tells, a rebuild changes it).
 
         A database set up by an earlier build has the full-text index updated inside each
         commit; it is dropped first, so the eventually consistent one replaces it.
@@ -235,9 +259,17 @@ class Store:
         if self.read(SEARCH_INDEX_SYNCHRONOUS)[0]["synchronous"]:
             self.write(DROP_SEARCH_INDEX)
         for query in SCHEMA:
-            self.write(query)
+            self.write(query, **(vector.params() if query is VECTOR_INDEX else {}))
         self._schema_seen = True
         return [query.name for query in SCHEMA]
+
+    def vector_shape(self) -> VectorShape | None:
+        """The HNSW shape the vector index was built with (None: there is no such index)."""
+        rows = self.read(SHOW_VECTOR_INDEX)
+        if not rows:
+            return None
+        config = rows[0]["config"] or {}
+        return VectorShape(int(config["vector.hnsw.m"]), int(config["vector.hnsw.ef_construction"]))
 
     def require_schema(self) -> None:
         """Refuse to write memory into a database whose schema was never applied.
@@ -309,6 +341,12 @@ class Store:
     def write(self, query: Query, **params: Any) -> list[Row]:
         return self._execute(query, params, RoutingControl.WRITE)
 
+    def write_unindexed(self, query: Query, **params: Any) -> list[Row]:
+        """A write to nodes that neither search index holds (use counts, exposure
+        records): it leaves `writes` as it was, so the next search does not await the
+        full-text index for it (a round trip, every use flush)."""
+        return self._execute(query, params, RoutingControl.WRITE, counted=False)
+
     def transaction(self, work: Callable[[Tx], T]) -> T:
         """Run `work` as one managed write transaction (retried on transient errors)."""
         attempts: list[Tx] = []
@@ -352,7 +390,12 @@ class Store:
         return self.driver.session(database=self.database, bookmark_manager=self._bookmarks)
 
     def _execute(
-        self, query: Query, params: Mapping[str, Any], routing: RoutingControl
+        self,
+        query: Query,
+        params: Mapping[str, Any],
+        routing: RoutingControl,
+        *,
+        counted: bool = True,
     ) -> list[Row]:
         text = _text(query)
         if query.mode == "write" and routing is RoutingControl.READ:
@@ -367,7 +410,7 @@ class Store:
                     bookmark_manager_=self._bookmarks,
                 )
         finally:
-            if query.mode == "write":
+            if query.mode == "write" and counted:
                 self.writes += 1  # after the commit: a search that starts later awaits it
         return [dict(zip(record.keys(), record.values(), strict=True)) for record in records]
 

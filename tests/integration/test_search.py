@@ -24,6 +24,7 @@ from memorepair.model import ArtifactIn, Kind
 from memorepair.queries import Query
 from memorepair.serving.search import Searcher, filters
 from memorepair.settings import Settings
+from memorepair.store import VectorShape
 
 NO_FILTER: dict[str, Any] = {"kinds": None, "meta": None, "since": None, "until": None}
 
@@ -325,18 +326,17 @@ def test_cli_search_and_reindex(memory: MemoryStore) -> None:
     assert json.loads(run("search", "hotel in Zurich", "-k", "1", "--json"))[0]["uid"] == "turn-03"
 
 
-def _short_index_query(rows: int) -> Query:
-    """The index path's query, but Neo4j's vector index is asked for only `rows` nearest
-    versions whatever `$fetch` says: a real short answer from the real index, as Neo4j
-    5.26 gave under churn (67 rows for every k while 10,070 versions were embedded)."""
-    path = (
-        Path(__file__).parents[2] / "cypher" / "serving" / "search" / "search_vector_index.cypher"
-    )
+def _short_index_query(rows: int, name: str = "search_vector_index") -> Query:
+    """The index path's query (`name`: alone, or hybrid's), but Neo4j's vector index is
+    asked for only `rows` nearest versions whatever `$fetch` says: a real short answer from
+    the real index, as Neo4j 5.26 gave under churn (67 rows for every k while 10,070
+    versions were embedded)."""
+    path = Path(__file__).parents[2] / "cypher" / "serving" / "search" / f"{name}.cypher"
     text = path.read_text(encoding="utf-8")
     asked = "queryNodes('artifact_embedding', $fetch, $vector)"
     assert asked in text
     short = text.replace(asked, f"queryNodes('artifact_embedding', {rows} + 0 * $fetch, $vector)")
-    return queries.parse("test/short_vector_index", short, "tests/integration/test_search.py")
+    return queries.parse(f"test/short_{name}", short, "tests/integration/test_search.py")
 
 
 def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStore) -> None:
@@ -348,7 +348,12 @@ def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStor
     vectors = dict(zip(served, embedder.embed(list(served.values())), strict=True))
     exact = sorted(served, key=lambda uid: (-_cosine(qv, vectors[uid]), uid))
     f = filters(memory.ns, searchable=[], **NO_FILTER)
-    searcher = Searcher(memory.store, embedder, index_query=_short_index_query(3))
+    searcher = Searcher(
+        memory.store,
+        embedder,
+        index_query=_short_index_query(3),
+        hybrid_query=_short_index_query(3, "search_hybrid_index"),
+    )
     try:
         ranking = searcher.vector(QUERY, 5, f)
         assert [row["uid"] for row in ranking.rows] == exact[:5]
@@ -357,6 +362,9 @@ def test_a_short_index_answer_falls_back_to_the_exact_ranking(memory: MemoryStor
         assert [h.uid for h in hits] == exact[:5]
         fused = searcher.hybrid(QUERY, 10, f)  # never words only
         assert [row["uid"] for row in fused["vector"]] == exact[:10]
+        assert [h.uid for h in searcher.search(QUERY, 5, f, "hybrid")] == [
+            h.uid for h in memory.search(QUERY, 5, mode="hybrid", record_use=False)
+        ]  # the same fusion as the full index's
     finally:
         searcher.close()
 
@@ -419,6 +427,64 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["compacted"] == "artifact_embedding"
     assert _pins(memory, QUERY) == before
+
+
+RESHAPED = {"MEMOREPAIR_SEARCH_HNSW_M": "24", "MEMOREPAIR_SEARCH_HNSW_EF_CONSTRUCTION": "120"}
+
+
+def test_the_vector_index_takes_the_configured_hnsw_shape_when_it_is_built(
+    memory: MemoryStore, neo4j_settings: Settings
+) -> None:
+    """`schema apply` builds a missing index with the settings' shape and leaves an existing
+    one as it is (saying that it differs); `reindex --compact` builds it with the new one."""
+    memory.import_items(_duplicate_memory())
+    before = _pins(memory, QUERY)
+    default = VectorShape(neo4j_settings.search_hnsw_m, neo4j_settings.search_hnsw_ef_construction)
+    assert memory.store.vector_shape() == memory.vector_shape == default
+    assert memory.vector_index_drift() is None
+    other = neo4j_settings.model_copy(
+        update={"search_hnsw_m": 24, "search_hnsw_ef_construction": 120, "search_vector_fetch": 20}
+    )
+    try:
+        with open_store(ns=memory.ns, settings=other) as reshaped:
+            reshaped.apply_schema()  # IF NOT EXISTS: the index keeps the shape it was built with
+            assert reshaped.store.vector_shape() == default
+            drift = reshaped.vector_index_drift()
+            assert drift is not None
+            assert str(default) in drift and "m 24, ef_construction 120" in drift
+            applied = run_cli(memory.ns, "schema", "apply", "--json", **RESHAPED)
+            assert applied.returncode == 0, applied.stderr
+            assert "memorepair reindex --compact" in applied.stderr
+            assert "schema/index_artifact_embedding" in json.loads(applied.stdout)
+            done = run_cli(memory.ns, "reindex", "--compact", "--json", **RESHAPED)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["m"] == 24
+            assert reshaped.store.vector_shape() == VectorShape(24, 120)
+            assert reshaped.vector_index_drift() is None
+            assert memory.vector_index_drift() is not None  # now the default differs
+            assert _pins(reshaped, QUERY) == before
+            f = filters(memory.ns, searchable=[], **NO_FILTER)  # the index asked for 20 first
+            assert reshaped._searcher.vector(QUERY, 5, f).path.startswith("index:20")
+    finally:
+        memory.compact_vector_index()
+    assert memory.store.vector_shape() == default
+    assert _pins(memory, QUERY) == before
+
+
+def test_recording_use_leaves_searches_without_a_wait(
+    memory: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Use counts and exposure records are not in the full-text index: flushing them does
+    not make the next search await it."""
+    memory.record({"uid": "a", "kind": "record", "content": "A kestrel nests in the tower."})
+    names = _spied(memory, monkeypatch)
+    assert [h.uid for h in memory.search("kestrel tower", mode="text")] == ["a"]
+    assert names.count("serving/search/await_text_index") == 1
+    writes = memory.store.writes
+    assert memory.flush_use() == 1  # the search's use of "a", written now
+    assert memory.store.writes == writes
+    memory.search("kestrel tower", mode="hybrid")
+    assert names.count("serving/search/await_text_index") == 1
 
 
 def test_text_search_widens_past_versions_no_longer_served(

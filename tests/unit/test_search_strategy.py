@@ -64,6 +64,9 @@ def test_widening_reaches_k_at_the_observed_rate_and_is_bounded() -> None:
     assert first_fetch(10) == 100 and first_fetch(1) == 100 and first_fetch(5000) == MAX_FETCH
     assert first_fetch(50) == 100 and first_fetch(100) == 200  # unfiltered: the index's own
     assert first_fetch(10, narrowed=True) == 100 and first_fetch(20, narrowed=True) == 200
+    # MEMOREPAIR_SEARCH_VECTOR_FETCH sets the least first fetch; k and filters still widen it
+    assert first_fetch(10, least=30) == 30 and first_fetch(50, least=30) == 100
+    assert first_fetch(10, narrowed=True, least=30) == 100
     assert first_text_fetch(10) == 12 and first_text_fetch(1) == 2  # Lucene is exact
     assert first_text_fetch(5000) == MAX_FETCH
     assert widen(10, 40, 4) == 160  # four times at least

@@ -20,7 +20,7 @@ from typing import Any
 from memorepair import queries
 from memorepair.embedding import Embedder, Indexing, Space, embed_rows, embeds, meta_terms
 from memorepair.errors import EmbeddingError
-from memorepair.store import SCHEMA, Store
+from memorepair.store import VECTOR_INDEX, Store, VectorShape
 
 AWAIT_VECTOR_INDEX = queries.named("serving/reindex/await_vector_index")
 CLEAR_REBUILD = queries.named("serving/reindex/clear_rebuild")
@@ -112,13 +112,13 @@ def _rewrite(
     return sum(1 for r in fresh if r["embedding"] is not None)
 
 
-CREATE_VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedding")
 #: How long `compact` waits for the rebuilt vector index (1e5 vectors took ~2 min here).
 COMPACT_TIMEOUT_S = 3600
 
 
-def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
-    """Rebuild the vector index from scratch (`reindex --compact`); returns its seconds.
+def compact(store: Store, vector: VectorShape, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
+    """Rebuild the vector index from scratch (`reindex --compact`) with the HNSW shape
+    `vector` (the settings'); returns its seconds.
 
     An index filled by many small transactions (every record, every embedding the writer
     adds after it) is a pile of small HNSW segments, and a query searches each of them:
@@ -132,7 +132,7 @@ def compact(store: Store, timeout_s: int = COMPACT_TIMEOUT_S) -> float:
     started = time.perf_counter()
     store.write(MARK_REBUILD)  # searches stop asking the index (a crash leaves it: run again)
     store.write(DROP_VECTOR_INDEX)
-    store.write(CREATE_VECTOR_INDEX)  # the schema's own statement, so the same settings
+    store.write(VECTOR_INDEX, **vector.params())  # the schema's own statement
     store.read(AWAIT_VECTOR_INDEX, timeout_s=timeout_s)
     store.write(CLEAR_REBUILD)
     return time.perf_counter() - started

@@ -25,7 +25,8 @@ combination `TEXT_WEIGHT * bm25 / max(bm25) + (1 - TEXT_WEIGHT) * (cos - min) / 
 over each ranking's own list (a version missing from a list scores 0 there). Rank fusion
 (RRF) threw the evidence of the scores away: a weak vector ranking pulled strong text hits
 down (docs/decisions.md, decision 19, measured with `python -m bench.retrieval`).
-Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
+The two first rounds of `hybrid` run as one statement (each widened alone after it if it
+fell short). Every query checks `Live`, so no withdrawn, staged, superseded or removed version is
 ever returned, whatever the mode, and a query is refused unless its embedder is the one
 the namespace's embeddings were made with.
 """
@@ -36,7 +37,6 @@ import math
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -49,6 +49,7 @@ from memorepair.queries import Query
 from memorepair.store import Row, Store
 
 AWAIT_TEXT_INDEX = queries.named("serving/search/await_text_index")
+SEARCH_HYBRID_INDEX = queries.named("serving/search/search_hybrid_index")
 SEARCH_RELATED = queries.named("serving/search/search_related")
 SEARCH_TEXT = queries.named("serving/search/search_text")
 SEARCH_TEXT_ALL = queries.named("serving/search/search_text_all")
@@ -233,9 +234,10 @@ def lucene_text(text: str, f: Filters) -> str | None:
 
 
 # ---- strategy (pure) ------------------------------------------------------------------------
-def first_fetch(k: int, narrowed: bool = False) -> int:
-    """The vector index's first fetch for k hits (more when filters narrow the set)."""
-    return min(MAX_FETCH, max(MIN_FETCH, (NARROWED_FETCH if narrowed else FIRST_FETCH) * k))
+def first_fetch(k: int, narrowed: bool = False, least: int = MIN_FETCH) -> int:
+    """The vector index's first fetch for k hits: at least `least` (the index's width for a
+    top 10 it holds almost exactly), more when filters narrow the set."""
+    return min(MAX_FETCH, max(least, (NARROWED_FETCH if narrowed else FIRST_FETCH) * k))
 
 
 def first_text_fetch(k: int) -> int:
@@ -294,21 +296,26 @@ def _hit(row: Row, score: float | None, ranks: dict[str, int | None]) -> Hit:
 
 # ---- running a search -----------------------------------------------------------------------
 class Searcher:
-    """Runs searches for one store; hybrid runs its two rankings on two threads."""
+    """Runs searches for one store; hybrid asks both indexes in one statement."""
 
     def __init__(
         self,
         store: Store,
         embedder: Embedder | None,
         *,
+        min_fetch: int = MIN_FETCH,
         index_query: Query = SEARCH_VECTOR_INDEX,
+        hybrid_query: Query = SEARCH_HYBRID_INDEX,
     ) -> None:
         self.store = store
         #: The store's embedder; None: embeddings are off, and only `text` search runs.
         self._embedder = embedder
-        self._pool: ThreadPoolExecutor | None = None
-        #: The vector index path's statement; a test hands in one whose index answers short.
+        #: The vector index's least first fetch (MEMOREPAIR_SEARCH_VECTOR_FETCH).
+        self.min_fetch = min_fetch
+        #: The vector index path's statements (alone, and with the text path's first round);
+        #: a test hands in ones whose index answers short.
         self._index_query = index_query
+        self._hybrid_query = hybrid_query
         #: `store.writes` when the full-text index was last awaited (-1: never).
         self._text_synced = -1
         self._text_lock = threading.Lock()
@@ -334,9 +341,7 @@ class Searcher:
         return self._embedder
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
+        """Nothing to release (the store's driver is the store's); kept for callers."""
 
     def search(self, text: str, k: int, f: Filters, mode: Mode, related: bool = False) -> list[Hit]:
         if mode not in MODES:
@@ -354,22 +359,62 @@ class Searcher:
         return hits + self._related(hits, f) if related else hits
 
     def hybrid(self, text: str, depth: int, f: Filters) -> dict[str, list[Row]]:
-        """Both rankings, `depth` deep, at once (each query runs on one server core)."""
-        vector_for = self.embedder  # refuse before starting anything
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memorepair-search")
-        vector = self._pool.submit(self.vector, text, depth, f, vector_for)
-        lexical = self.text(text, depth, f)
-        return {"vector": vector.result().rows, "text": lexical.rows}
+        """Both rankings, `depth` deep. Their first rounds run as one statement (one round
+        trip: on a busy server two concurrent queries were slower than the two in a row,
+        bench.search); a ranking that fell short goes on alone, exactly as in its mode."""
+        embedder = self.embedder  # refuse before asking anything
+        lucene = lucene_text(text, f)
+        if lucene is None:  # no words: the vector ranking alone
+            return {"vector": self.vector(text, depth, f, embedder).rows, "text": []}
+        self.sync_text()
+        (vector,) = embedder.embed([text])
+        try:
+            (found,) = self.store.serve(
+                self._hybrid_query,
+                **f.params(),
+                vector=vector,
+                model=embedder.name,
+                k=depth,
+                fetch=first_fetch(depth, f.narrowed, self.min_fetch),
+                lucene=lucene,
+                text_fetch=first_text_fetch(depth),
+            )
+        except DatabaseError as exc:  # the vector index is missing: each ranking alone
+            if not _index_unavailable(exc):
+                raise
+            found = None
+        lexical = (
+            {"returned": found["text_returned"], "hits": found["text_hits"]} if found else None
+        )
+        return {
+            "vector": self.vector(text, depth, f, embedder, first=found, vector=vector).rows,
+            "text": self.text(text, depth, f, first=lexical).rows,
+        }
 
     # ---- vector ranking ----
-    def vector(self, text: str, k: int, f: Filters, embedder: Embedder | None = None) -> Ranking:
+    def vector(
+        self,
+        text: str,
+        k: int,
+        f: Filters,
+        embedder: Embedder | None = None,
+        *,
+        first: Row | None = None,
+        vector: list[float] | None = None,
+    ) -> Ranking:
+        """The vector ranking; `first` is the index path's first answer when the caller
+        already has it (hybrid's statement), for `vector`, the query's embedding."""
         embedder = embedder or self.embedder
-        (vector,) = embedder.embed([text])
+        if vector is None:
+            (vector,) = embedder.embed([text])
         fixed = {**f.params(), "vector": vector, "model": embedder.name, "k": k}
+        given = [first] if first is not None else []
 
         def run(fetch: int) -> Row:
-            (found,) = self.store.serve(self._index_query, fetch=fetch, **fixed)
+            if given:
+                found = given.pop()
+            else:
+                (found,) = self.store.serve(self._index_query, fetch=fetch, **fixed)
             self._check_space(found, embedder, f.ns)
             if found["rebuilding"]:
                 raise _Rebuilding
@@ -386,7 +431,12 @@ class Searcher:
 
         try:
             ranking, tried = _widened(
-                run, k, first_fetch(k, f.narrowed), "index", scan, short_is_all=False
+                run,
+                k,
+                first_fetch(k, f.narrowed, self.min_fetch),
+                "index",
+                scan,
+                short_is_all=False,
             )
         except _Rebuilding:  # `reindex --compact` rebuilds the index: be exact meanwhile
             ranking, tried = None, "index:unavailable"
@@ -430,14 +480,18 @@ class Searcher:
             )
 
     # ---- text ranking ----
-    def text(self, text: str, k: int, f: Filters) -> Ranking:
+    def text(self, text: str, k: int, f: Filters, *, first: Row | None = None) -> Ranking:
+        """The full-text ranking; `first` is its first answer when the caller has it."""
         query = lucene_text(text, f)
         if query is None:
             return Ranking([], "empty", 0)
         self.sync_text()
         fixed = {**f.params(), "lucene": query, "k": k}
+        given = [first] if first is not None else []
 
         def run(fetch: int) -> Row:
+            if given:
+                return given.pop()
             (found,) = self.store.serve(SEARCH_TEXT, fetch=fetch, **fixed)
             return found
 

@@ -227,11 +227,11 @@ class UseRecorder:
                 batch = rows[: self.store.batch_size]
                 if what == "use":
                     now = self._clock()
-                    self.store.write(
+                    self.store.write_unindexed(
                         RECORD_USE, ns=ns, rows=batch, half_life_s=self.half_life_s, now=now
                     )
                 else:
-                    self.store.write(RECORD_EXPOSURE, ns=ns, rows=batch)
+                    self.store.write_unindexed(RECORD_EXPOSURE, ns=ns, rows=batch)
                 del rows[: len(batch)]
                 written += len(batch)
             del self._carried[key]
@@ -245,7 +245,7 @@ class UseRecorder:
             return
         self._expired_at = now
         while True:
-            (row,) = self.store.write(
+            (row,) = self.store.write_unindexed(
                 EXPIRE_EXPOSURE, before=now - self.retention_s, limit=EXPIRE_BATCH
             )
             if row["expired"] < EXPIRE_BATCH:
