@@ -18,11 +18,11 @@ cleared afterwards.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 import uuid
 
+from bench import args as bench_args
 from memorepair.api import open_store
 from memorepair.model import ArtifactIn, Kind
 
@@ -86,11 +86,7 @@ def run(sizes: list[int]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.erasure_scan",
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.erasure_scan", __doc__)
     parser.add_argument(
         "--sizes",
         default="1e3,1e4,5e4",

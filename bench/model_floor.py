@@ -42,7 +42,6 @@ size); the two namespaces are cleared at the end of each size.
 
 from __future__ import annotations
 
-import argparse
 import os
 import random
 import sys
@@ -53,6 +52,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench import args as bench_args
 from bench.perf import (
     BENCH_CYPHER,
     FLOOR_EVENT,
@@ -851,13 +851,7 @@ def bench_size(base: MemoryStore, n: int, options: Options) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.model_floor",
-        description=doc.split("\n\n", 1)[0],
-        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.model_floor", __doc__)
     parser.add_argument("--sizes", default="1e5,2e5", help="artifact counts (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per size (default: 3)")
     parser.add_argument("--uid-reads", type=int, default=200, help="uid reads per model and run")

@@ -35,7 +35,6 @@ configured Neo4j. Four sections, each selectable with ``--only``:
 
 from __future__ import annotations
 
-import argparse
 import multiprocessing
 import os
 import random
@@ -48,6 +47,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from bench import args as bench_args
 from bench import selection_bench
 from memorepair import queries
 from memorepair import selection as sel
@@ -889,13 +889,7 @@ def _sizes(text: str) -> list[int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.perf",
-        description=doc.split("\n\n", 1)[0],
-        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.perf", __doc__)
     parser.add_argument(
         "--only", default=",".join(SECTIONS), help="sections to run (default: %(default)s)"
     )

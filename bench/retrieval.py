@@ -54,6 +54,7 @@ from dataclasses import dataclass, field
 from importlib import metadata, resources
 from typing import Any
 
+from bench import args as bench_args
 from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.model import ArtifactIn, Kind
 from memorepair.settings import Settings, load_settings
@@ -419,13 +420,7 @@ def _table(title: str, systems: dict[str, Scores], per_type: bool) -> None:
 
 
 def _arguments(argv: list[str] | None) -> argparse.Namespace:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.retrieval",
-        description=doc.split("\n\n", 1)[0],
-        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.retrieval", __doc__)
     parser.add_argument("--questions", type=int, default=0, help="first N per persona (0: all)")
     parser.add_argument("--updates", type=int, default=40, help="knowledge updates (default 40)")
     parser.add_argument(

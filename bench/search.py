@@ -35,7 +35,6 @@ which is printed with them.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import json
 import os
@@ -53,6 +52,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from bench import args as bench_args
 from memorepair import queries
 from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.model import ArtifactIn, Kind, Recipe
@@ -610,13 +610,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.search",
-        description=doc.split("\n\n", 1)[0],
-        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.search", __doc__)
     parser.add_argument("--only", default="overhead,search", help="sections (default: %(default)s)")
     parser.add_argument(
         "--sizes", default="1e4,1e5", help="served artifacts (default: %(default)s)"

@@ -29,7 +29,6 @@ Run against the configured Neo4j (``MEMOREPAIR_*``), on a database holding littl
 
 from __future__ import annotations
 
-import argparse
 import math
 import statistics
 import time
@@ -40,6 +39,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from bench import args as bench_args
 from bench.search import META_FIELDS, K, Truth, _load, _pct, _query, cascade_memory, corpus, recall
 from memorepair.api import MemoryStore, embedder_for, open_store
 from memorepair.settings import Settings, load_settings
@@ -155,13 +155,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _main(argv: list[str] | None) -> int:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m bench.vector_index",
-        description=doc.split("\n\n", 1)[0],
-        epilog=doc.split("\n\n", 1)[1] if "\n\n" in doc else None,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = bench_args.parser("python -m bench.vector_index", __doc__)
     parser.add_argument("--size", type=float, default=1e4, help="artifacts (default: 1e4)")
     parser.add_argument(
         "--shapes",
