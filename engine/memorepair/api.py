@@ -296,8 +296,10 @@ class MemoryStore:
 
     @guarded("clear")
     def clear(self) -> None:
-        """Delete every artifact and event of this namespace (tests, benchmarks, demos)."""
-        self.flush_embeddings()
+        """Delete every artifact and event of this namespace (tests, benchmarks, demos); a
+        failure of its deferred embeddings is forgotten with it."""
+        if self._backlog is not None:
+            self._backlog.discard(self.ns)
         recording.clear(self.store, self.ns)
 
     @guarded("record")

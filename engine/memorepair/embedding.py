@@ -561,6 +561,13 @@ class EmbeddingBacklog:
         """Someone waits for the queue (a flush or close): write without lingering."""
         return self._flushing > 0 or self._closed
 
+    def discard(self, ns: str) -> None:
+        """Wait for what is queued, and forget the failures of namespace `ns` (it is being
+        cleared: nothing of it is left to embed)."""
+        self._wait()
+        with self._changed:
+            self._failures = [(n, exc) for n, exc in self._failures if n != ns]
+
     def _raise_failures(self) -> None:
         with self._changed:
             failures, self._failures = self._failures, []
