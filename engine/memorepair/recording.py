@@ -545,16 +545,7 @@ def _write_batch(
     embedding.claim_space(tx, ns, space)
     _create(tx, ns, rows)
     redaction.mark(tx, rows, erased)
-    return [
-        {
-            "vid": r["vid"],
-            "uid": r["uid"],
-            "live": r["live"],
-            "held_by": r["held_by"],
-            "redacted": erased[r["uid"]].as_dict() if r["uid"] in erased else None,
-        }
-        for r in rows
-    ]
+    return _written(rows, erased)
 
 
 def _stage_batch(
@@ -582,12 +573,24 @@ def _stage_batch(
     embedding.claim_space(tx, ns, space)
     importing.stage(tx, ns, key, rows)
     redaction.mark(tx, rows, erased)
+    return _written(rows, erased, staged=True)
+
+
+def _written(
+    rows: Sequence[Mapping[str, Any]],
+    erased: Mapping[str, redaction.Erasing],
+    *,
+    staged: bool = False,
+) -> list[dict[str, Any]]:
+    """What a batch reports per item: its version, whether it is served (or held by
+    which event), and the erased input it was redacted for. A staged item is reported
+    served, with no holder: its visibility is decided when its import publishes."""
     return [
         {
             "vid": r["vid"],
             "uid": r["uid"],
-            "live": True,
-            "held_by": None,
+            "live": True if staged else r["live"],
+            "held_by": None if staged else r["held_by"],
             "redacted": erased[r["uid"]].as_dict() if r["uid"] in erased else None,
         }
         for r in rows
