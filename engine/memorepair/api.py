@@ -194,6 +194,7 @@ class MemoryStore:
             self._backlog,
             by=self._by,
             state_dir=self.config.state_dir,
+            tx_items=self.settings.import_tx_items,
         )
 
     def namespace(self, ns: str) -> MemoryStore:
