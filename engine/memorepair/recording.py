@@ -26,7 +26,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from memorepair import embedding, faults, importing, queries, redaction
 from memorepair.codec import stored_json
@@ -34,6 +34,8 @@ from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError,
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import HEADS, LOCK_HEADS, Store, Tx
+
+T = TypeVar("T")
 
 #: What recording does with an artifact whose pinned input is no longer served.
 OnStale = Literal["withdraw", "refuse"]
@@ -562,30 +564,48 @@ def _write_batch(
     stale = _stale_holders(tx, ns, batch, state, on_stale)
     embedding.claim_space(tx, ns, space)
 
-    def build(part: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
+    def build(part: Sequence[ArtifactIn]) -> _Part:
         rows: list[dict[str, Any]] = []
         for artifact in part:  # input-first order, so earlier inputs are decided already
             row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
             state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
             rows.append(row)
-        return rows
+        return _Part(rows, _sent(rows), _written(rows, {}))
 
     erased: dict[str, redaction.Erasing] = {}
     written: list[dict[str, Any]] = []
-    for rows in _rows_ahead(build, batch, parts or [len(batch)]):
+    for part in _rows_ahead(build, batch, parts or [len(batch)]):
+        rows = part.rows
         late = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse", earlier=erased)
-        _create(tx, ns, rows)
+        if late:  # some rows were redacted: send and report them as they are now
+            part = _Part(rows, _sent(rows), _written(rows, late))
+        _create(tx, ns, rows, part.sent)
         redaction.mark(tx, rows, late)
         erased.update(late)
-        written += _written(rows, late)
+        written += part.written
     return written
 
 
+@dataclass(frozen=True)
+class _Part:
+    """One statement's rows: as decided, as sent (`_sent`), as reported (`_written`)."""
+
+    rows: list[dict[str, Any]]
+    sent: list[dict[str, Any]]
+    written: list[dict[str, Any]]
+
+
+def _sent(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows without their null values: the statement reads a missing key as null, so
+    they need not be sent and unpacked."""
+    return [{k: v for k, v in r.items() if v is not None} for r in rows]
+
+
 def _rows_ahead(
-    build: Callable[[Sequence[ArtifactIn]], list[dict[str, Any]]],
+    build: Callable[[Sequence[ArtifactIn]], T],
     batch: Sequence[ArtifactIn],
     parts: Sequence[int],
-) -> Iterator[list[dict[str, Any]]]:
+) -> Iterator[T]:
     """Each part's rows, in order; with several parts, built on one other thread (in
     order, so each part sees its inputs' decisions) while the caller writes the earlier
     ones: the server executes a statement and the client builds the next meanwhile."""
@@ -690,12 +710,10 @@ def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Inp
     return state
 
 
-def _create(tx: Tx, ns: str, rows: list[dict[str, Any]]) -> None:
-    """The rows as nodes: served ones without an embedding by the plain statement (no
-    vector index update), first, since the others may derive from them (never the
-    reverse). A key whose value is null is left out (Cypher reads a missing key as null)."""
-    # a key the statement reads as null need not travel: fewer values to send and unpack
-    sent = [{k: v for k, v in r.items() if v is not None} for r in rows]
+def _create(tx: Tx, ns: str, rows: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
+    """The rows as nodes (`sent`: as `_sent` gives them): served ones without an
+    embedding by the plain statement (no vector index update), first, since the others
+    may derive from them (never the reverse)."""
     plain = [s for r, s in zip(rows, sent, strict=True) if r["live"] and r["embedding"] is None]
     other = [
         s for r, s in zip(rows, sent, strict=True) if not (r["live"] and r["embedding"] is None)
