@@ -14,7 +14,8 @@ writer (`embedding.EmbeddingBacklog`) adds it just after the commit, off the age
 latency path, so a fresh artifact is served and found by words at once and by meaning
 once its embedding lands; `inline` computes it before the transaction and writes it in.
 `record` takes one statement in the common case (`recording/record_artifact`); `record_many`
-and imports write UNWIND batches, two in flight.
+and imports write UNWIND batches: in one transaction up to MEMOREPAIR_IMPORT_TX_ITEMS
+items, else staged (`importing.py`), two batches in flight.
 """
 
 from __future__ import annotations
