@@ -21,9 +21,9 @@ items, else staged (`importing.py`), two batches in flight.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
@@ -575,15 +575,18 @@ def _write_batch(
 
     erased: dict[str, redaction.Erasing] = {}
     written: list[dict[str, Any]] = []
-    for part in _rows_ahead(build, batch, parts or [len(batch)]):
-        rows = part.rows
-        late = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse", earlier=erased)
-        if late:  # some rows were redacted: send and report them as they are now
-            part = _Part(rows, _sent(rows), _written(rows, late))
-        _create(tx, ns, rows, part.sent)
-        redaction.mark(tx, rows, late)
-        erased.update(late)
-        written += part.written
+    # closed on an error too, so the rows thread stops at once
+    with closing(_rows_ahead(build, batch, parts or [len(batch)])) as built:
+        for part in built:
+            rows = part.rows
+            refuse = on_stale == "refuse"
+            late = redaction.redact_late(tx, ns, rows, refuse=refuse, earlier=erased)
+            if late:  # some rows were redacted: send and report them as they are now
+                part = _Part(rows, _sent(rows), _written(rows, late))
+            _create(tx, ns, rows, part.sent)
+            redaction.mark(tx, rows, late)
+            erased.update(late)
+            written += part.written
     return written
 
 
@@ -606,7 +609,7 @@ def _rows_ahead(
     build: Callable[[Sequence[ArtifactIn]], T],
     batch: Sequence[ArtifactIn],
     parts: Sequence[int],
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """Each part's rows, in order; with several parts, built on one other thread (in
     order, so each part sees its inputs' decisions) while the caller writes the earlier
     ones: the server executes a statement and the client builds the next meanwhile."""
