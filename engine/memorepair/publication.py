@@ -178,9 +178,10 @@ class Publisher:
 
     def _hand_over(self) -> None:
         batch, self._batch = self._batch, []
+        prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while k-1 is written
         if self._pending is not None:
             self._pending.result()  # one batch in flight; re-raises its error
-        self._pending = self._pool.submit(self._write, batch)
+        self._pending = self._pool.submit(self._write, prepared)
 
     def __enter__(self) -> Publisher:
         return self
@@ -203,7 +204,8 @@ class Publisher:
         finally:
             self._pool.shutdown(wait=True)
 
-    def _write(self, batch: list[Attempt]) -> None:
+    def _write(self, prepared: _Prepared) -> None:
+        batch = prepared.batch
         self._progress("publish", self._written, self._total)  # before the batch commits
         started = time.monotonic()
         ok = dict(self._ok)  # committed decisions only: a retried batch decides again
@@ -218,8 +220,7 @@ class Publisher:
             partial(
                 _stage_and_publish,
                 spec=self._spec,
-                rows=execution.stage_rows(batch, self._prepare),
-                verdicts=_verdicts(batch),
+                prepared=prepared,
                 publishable=publishable,
                 dropped=self._dropped,
                 outcomes=self.outcomes,
@@ -236,6 +237,28 @@ class Publisher:
         rest(time.monotonic() - started, self._pace)
 
 
+@dataclass(frozen=True)
+class _Prepared:
+    """A batch with its rows, built on the caller's thread while the writer still writes
+    the previous batch, so the writer's transaction starts as soon as that one commits
+    (the server would otherwise wait on this Python work every batch)."""
+
+    batch: list[Attempt]
+    rows: list[Row]  # staging rows of the fresh successors (`execution.stage_rows`)
+    verdicts: list[Row]  # judged successors a crashed run staged (`_verdicts`)
+    #: vid -> ((position, input key) of each input it used, whether it is embedded)
+    links: dict[str, tuple[list[tuple[int, str]], bool]]
+
+    @classmethod
+    def of(
+        cls, ns: str, batch: list[Attempt], prepare: Callable[[list[Row]], list[Row]]
+    ) -> _Prepared:
+        links = {
+            a.vid: (_input_positions(ns, a), _embeds(a)) for a in batch if a.successor is not None
+        }
+        return cls(batch, execution.stage_rows(batch, prepare), _verdicts(batch), links)
+
+
 def _verdicts(attempts: Sequence[Attempt]) -> list[Row]:
     """Verdicts for successors a crashed run staged and this run judged (an engine that
     validated after staging left them without one; re-recording one is harmless)."""
@@ -250,8 +273,7 @@ def _stage_and_publish(
     tx: Tx,
     *,
     spec: RepairEventSpec,
-    rows: list[Row],
-    verdicts: list[Row],
+    prepared: _Prepared,
     publishable: list[Attempt],
     dropped: set[str],
     outcomes: Outcomes,
@@ -264,13 +286,14 @@ def _stage_and_publish(
     Once the batch commits, the published successors' vectors are queued (deferred)."""
     key = event_key(spec.ns, spec.id)
     kept = _drop_withdrawn_inputs(tx, spec, publishable, outcomes, dropped) if publishable else []
-    live = {a.vid: a for a in kept}
+    live = {a.vid for a in kept}
+    rows, links = prepared.rows, prepared.links
     execution.write_staged(tx, key, [r for r in rows if r["vid"] not in live])
-    if verdicts:
-        tx.run(RECORD_VALIDATION, rows=verdicts)
+    if prepared.verdicts:
+        tx.run(RECORD_VALIDATION, rows=prepared.verdicts)
     deferred = backlog is not None
     fresh = [
-        {**r, "edges": _input_positions(spec.ns, live[r["vid"]]), "embeds": _embeds(live[r["vid"]])}
+        {**r, "edges": links[r["vid"]][0], "embeds": links[r["vid"]][1]}
         for r in rows
         if r["vid"] in live
     ]
@@ -280,8 +303,8 @@ def _stage_and_publish(
         {
             "old_vid": a.candidate.vid,
             "vid": a.vid,
-            "inputs": _input_positions(spec.ns, a),
-            "embeds": _embeds(a),
+            "inputs": links[a.vid][0],
+            "embeds": links[a.vid][1],
         }
         for a in kept
         if a.staged
@@ -289,7 +312,7 @@ def _stage_and_publish(
     if staged:
         tx.run(PUBLISH_SUCCESSORS, event_key=key, rows=staged, deferred=deferred)
     if backlog is not None:
-        queued = [_pending(spec.ns, a) for a in kept if _embeds(a)]
+        queued = [_pending(spec.ns, a) for a in kept if links[a.vid][1]]
         tx.after_commit(lambda: backlog.add(queued))
     return kept
 

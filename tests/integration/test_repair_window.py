@@ -8,37 +8,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pytest
+from bench.perf import NoOpOperator
 from reliability_support import correct_event, fan_memory, vectors
 
 from memorepair import cascade, publication
 from memorepair.api import MemoryStore, open_store
 from memorepair.embedding import WordLlamaEmbedder
-from memorepair.model import Artifact, Mode
-from memorepair.operators.base import RepairContext, Successor, Validation
+from memorepair.model import Mode
 
 WIDTH = 40
-
-
-class Unchanged:
-    """Rebuilds an artifact with its old content (a recompute whose output did not move)."""
-
-    def __init__(self, mode: Mode) -> None:
-        self.name = f"test-unchanged-{mode.value}"
-        self.mode = mode
-
-    def accepts(self, artifact: Artifact) -> bool:
-        return True
-
-    def build(self, ctx: RepairContext) -> Successor:
-        return Successor(
-            content=ctx.artifact.content,
-            inputs=tuple(s.uid for s in ctx.support),
-            recipe=ctx.artifact.recipe,
-            meta=ctx.artifact.meta,
-        )
-
-    def validate(self, ctx: RepairContext, successor: Successor) -> Validation:
-        return Validation(True)
 
 
 def _caches(state: dict[tuple[str, int], tuple[str, list[float] | None]], version: int) -> dict:
@@ -85,7 +63,7 @@ def test_an_unchanged_successor_reuses_its_predecessors_vector(
         return real(self, texts)
 
     monkeypatch.setattr(WordLlamaEmbedder, "embed", counting)
-    memory.register_operator(Unchanged(Mode.RECOMPUTE), first=True)
+    memory.register_operator(NoOpOperator(Mode.RECOMPUTE), first=True)  # content unchanged
     report = memory.repair(correct_event("e1", "root", "root v2"))
     assert len(report.published) == WIDTH
     memory.flush_embeddings()
