@@ -870,7 +870,8 @@ def bench_batch_api(base: MemoryStore, n: int, repeats: int) -> None:
             embedded.append(time.perf_counter() - started)
         print(f"{name:<28} {n:>9} {n / _median(recorded):10.0f} {n / _median(embedded):8.0f}")
     print(
-        f"medians of {repeats}; batch size {memory.settings.batch_size}, two batches in flight; "
+        f"medians of {repeats}; one transaction up to {memory.settings.import_tx_items} items, "
+        f"in statements of {memory.settings.batch_size}; "
         "recorded = committed, served and text-searchable; +emb = deferred embeddings written"
     )
     memory.clear()

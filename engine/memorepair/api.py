@@ -194,6 +194,7 @@ class MemoryStore:
             self._backlog,
             by=self._by,
             state_dir=self.config.state_dir,
+            tx_items=self.settings.import_tx_items,
         )
 
     def namespace(self, ns: str) -> MemoryStore:
@@ -325,8 +326,9 @@ class MemoryStore:
         progress: Callable[[int, int], None] = lambda done, total: None,
         import_id: str | None = None,
     ) -> recording.ImportReport:
-        """Record many artifacts at once: the batch API (UNWIND batches of
-        MEMOREPAIR_BATCH_SIZE rows, two in flight), with `record`'s rules for each.
+        """Record many artifacts at once: the batch API (one transaction of UNWIND
+        statements of MEMOREPAIR_BATCH_SIZE rows, up to MEMOREPAIR_IMPORT_TX_ITEMS items),
+        with `record`'s rules for each.
 
         All or none, across crashes too: every item is validated first (a bad one is
         named by its position, `item N` counting from 1, its uid and field); a batch

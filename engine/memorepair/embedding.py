@@ -358,11 +358,14 @@ def search_fields(
 ) -> dict[str, dict[str, Any]]:
     """By uid: the embedding of each artifact's own content (one batched embedder call;
     none with `embed=False`) and its meta terms, for the rows `recording` writes."""
-    rows = searchable(indexing, embed=embed)(
-        [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in artifacts]
-    )
     fields = ("meta_terms", "embedding", "embedding_model", "embedding_dim")
-    return {a.uid: {f: row[f] for f in fields} for a, row in zip(artifacts, rows, strict=True)}
+    empty = dict.fromkeys(fields)  # no meta, nothing to embed: no terms, no embedding
+    needed = [a for a in artifacts if a.meta or (embed and indexing.embedder is not None)]
+    rows = searchable(indexing, embed=embed)(
+        [{"content": a.content, "meta": json.dumps(a.meta) if a.meta else None} for a in needed]
+    )
+    found = {a.uid: {f: row[f] for f in fields} for a, row in zip(needed, rows, strict=True)}
+    return {a.uid: found.get(a.uid, empty) for a in artifacts}
 
 
 def claim_space(tx: Tx, ns: str, space: Space | None) -> None:

@@ -14,19 +14,20 @@ writer (`embedding.EmbeddingBacklog`) adds it just after the commit, off the age
 latency path, so a fresh artifact is served and found by words at once and by meaning
 once its embedding lands; `inline` computes it before the transaction and writes it in.
 `record` takes one statement in the common case (`recording/record_artifact`); `record_many`
-and imports write UNWIND batches, two in flight.
+and imports write UNWIND batches: in one transaction up to MEMOREPAIR_IMPORT_TX_ITEMS
+items, else staged (`importing.py`), two batches in flight.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, closing, nullcontext
 from dataclasses import dataclass, field
 from functools import cached_property, partial
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from memorepair import embedding, faults, importing, queries, redaction
 from memorepair.codec import stored_json
@@ -35,10 +36,15 @@ from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleto
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import HEADS, LOCK_HEADS, Store, Tx
 
+T = TypeVar("T")
+
 #: What recording does with an artifact whose pinned input is no longer served.
 OnStale = Literal["withdraw", "refuse"]
 #: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
 IMPORT_BATCH_BYTES = 16 << 20
+#: Content bytes a batch written in one transaction holds at most (besides
+#: MEMOREPAIR_IMPORT_TX_ITEMS): the server keeps a transaction's changes on its heap.
+IMPORT_TX_BYTES = 4 * IMPORT_BATCH_BYTES
 
 CREATE_ARTIFACTS = queries.named("recording/create_artifacts")
 CREATE_LIVE_ARTIFACTS = queries.named("recording/create_live_artifacts")
@@ -101,6 +107,9 @@ class Writes:
     by: str | None = None
     #: Where the crash tests' fault markers go (`faults.PAUSE_ENV`; None: no pauses).
     state_dir: Path | None = None
+    #: Items a batch may hold to be written in one transaction (MEMOREPAIR_IMPORT_TX_ITEMS);
+    #: a larger one is staged and published.
+    tx_items: int = 50_000
 
 
 def clear(store: Store, ns: str) -> None:
@@ -187,7 +196,8 @@ def _import(
 ) -> ImportReport:
     """Skip the items stored already (identical; a different one is refused), then write
     the rest input-first, all or none across crashes: in one transaction when they fit
-    one batch, else staged under an import record and published in one transaction.
+    one (`writes.tx_items` items, IMPORT_TX_BYTES of content), in statements of a batch
+    each, else staged under an import record and published in one transaction.
 
     With a `backlog`, versions commit without embeddings, which the backlog writes after
     them; without, they are computed before each batch.
@@ -195,12 +205,13 @@ def _import(
     store.require_schema()
     order, inputs, skipped = _plan(store, ns, batch)
     report = ImportReport(skipped=len(skipped))
-    batches = list(_batches(order, batch.skeleton.sizes, store.batch_size))
+    sizes = batch.skeleton.sizes
+    batches = list(_batches(order, sizes, store.batch_size))
     related = _related_rows(ns, batch.skeleton)
     backlog = writes.backlog
     hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
     with hold:
-        if len(batches) <= 1:
+        if len(order) <= writes.tx_items and sum(sizes.get(u, 0) for u in order) <= IMPORT_TX_BYTES:
             items = [with_inputs(a, inputs[a.uid]) for a in batch.load(order)]
             write = _batch_writer(store, ns, on_stale, writes, related=related)
             report.add(write(items))
@@ -260,13 +271,15 @@ def _plan(store: Store, ns: str, batch: _Batch) -> tuple[list[str], dict[str, li
     in), and the items skipped because their uid is stored already, identical."""
     skeleton = batch.skeleton
     keys = [artifact_key(ns, u) for u in sorted(skeleton.referenced())]
-    heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
-    # a deleted input is unknown, unless pinned: then the artifact is stale (see `record`)
-    known = {uid for uid, row in heads.items() if not row["removed"] or uid in skeleton.pinned}
-    order, inputs = order_skeleton(skeleton, known)
-    stored = [u for u in order if u in heads]
-    if importing.open_imports(store, ns):  # their staged versions are no Head: look them up
-        stored = list(order)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-plan") as pool:
+        staging = pool.submit(importing.open_imports, store, ns)  # meanwhile: two reads
+        heads = {row["uid"]: row for row in store.read(HEADS, keys=keys)}
+        # a deleted input is unknown, unless pinned: then the artifact is stale (`record`)
+        known = {u for u, row in heads.items() if not row["removed"] or u in skeleton.pinned}
+        order, inputs = order_skeleton(skeleton, known)
+        stored = [u for u in order if u in heads]
+        if staging.result():  # their staged versions are no Head: look them all up
+            stored = list(order)
     skipped = _identical(store, ns, batch, stored, inputs)
     return [u for u in order if u not in skipped], inputs, skipped
 
@@ -338,8 +351,9 @@ def _batch_writer(
     def write(batch: list[ArtifactIn]) -> list[dict[str, Any]]:
         search = embedding.search_fields(writes.indexing, batch, embed=backlog is None)
         if stage is None:
+            parts = _parts(batch, store.batch_size)
             work = partial(_write_with_related, ns, batch, on_stale, search, space, related)
-            rows = store.transaction(partial(work, by=writes.by))
+            rows = store.transaction(partial(work, by=writes.by, parts=parts))
         else:
             key, own = stage
             staged = partial(_stage_batch, ns=ns, batch=batch, on_stale=on_stale, search=search)
@@ -362,9 +376,11 @@ def _write_with_related(
     related: Sequence[Mapping[str, str]],
     tx: Tx,
     by: str | None = None,
+    parts: Sequence[int] = (),
 ) -> list[dict[str, Any]]:
-    """A whole import that fits one transaction: its versions and its related edges."""
-    rows = _write_batch(tx, ns, batch, on_stale, search, space, by) if batch else []
+    """A whole import that fits one transaction: its versions, written in `parts` (rows
+    per statement), and its related edges."""
+    rows = _write_batch(tx, ns, batch, on_stale, search, space, by, parts) if batch else []
     for start in range(0, len(related), 10_000):
         tx.run(CREATE_RELATED, rows=list(related[start : start + 10_000]))
     return rows
@@ -405,6 +421,12 @@ def _settled(future: Future[list[dict[str, Any]]], written: list[str]) -> list[d
     rows = future.result()
     written += [row["vid"] for row in rows]
     return rows
+
+
+def _parts(batch: Sequence[ArtifactIn], count: int) -> list[int]:
+    """How many of `batch`'s rows each statement writes: as `_batches` cuts an import."""
+    sizes = {a.uid: len(a.content) for a in batch}
+    return [len(uids) for uids in _batches([a.uid for a in batch], sizes, count)]
 
 
 def _batches(order: list[str], sizes: dict[str, int], count: int) -> Iterator[list[str]]:
@@ -530,22 +552,80 @@ def _write_batch(
     search: Mapping[str, Mapping[str, Any]],
     space: embedding.Space | None,
     by: str | None = None,
+    parts: Sequence[int] = (),
 ) -> list[dict[str, Any]]:
     """Lock the batch's inputs, decide each artifact's visibility, write them all; one
     derived from an erased (or erasing) version is written redacted or refused
-    (`redaction.redact_late`)."""
+    (`redaction.redact_late`).
+
+    `parts` cuts the batch into statements (rows each; default one), in input-first
+    order, redaction passed on across them; while the server writes one part, another
+    thread builds the next parts' rows (`_rows_ahead`)."""
     state = _lock_inputs(tx, ns, batch)
     stale = _stale_holders(tx, ns, batch, state, on_stale)
-    rows: list[dict[str, Any]] = []
-    for artifact in batch:  # input-first order, so batch-internal inputs are decided already
-        row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
-        state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
-        rows.append(row)
-    erased = redaction.redact_late(tx, ns, rows, refuse=on_stale == "refuse")
     embedding.claim_space(tx, ns, space)
-    _create(tx, ns, rows)
-    redaction.mark(tx, rows, erased)
-    return _written(rows, erased)
+
+    def build(part: Sequence[ArtifactIn]) -> _Part:
+        rows: list[dict[str, Any]] = []
+        for artifact in part:  # input-first order, so earlier inputs are decided already
+            row = {**_row(ns, artifact, state, stale, by), **search[artifact.uid]}
+            state[artifact.uid] = _Input(1, row["live"], False, row["held_by"])
+            rows.append(row)
+        return _Part(rows, _sent(rows), _written(rows, {}))
+
+    erased: dict[str, redaction.Erasing] = {}
+    written: list[dict[str, Any]] = []
+    # closed on an error too, so the rows thread stops at once
+    with closing(_rows_ahead(build, batch, parts or [len(batch)])) as built:
+        for part in built:
+            rows = part.rows
+            refuse = on_stale == "refuse"
+            late = redaction.redact_late(tx, ns, rows, refuse=refuse, earlier=erased)
+            if late:  # some rows were redacted: send and report them as they are now
+                part = _Part(rows, _sent(rows), _written(rows, late))
+            _create(tx, ns, rows, part.sent)
+            redaction.mark(tx, rows, late)
+            erased.update(late)
+            written += part.written
+    return written
+
+
+@dataclass(frozen=True)
+class _Part:
+    """One statement's rows: as decided, as sent (`_sent`), as reported (`_written`)."""
+
+    rows: list[dict[str, Any]]
+    sent: list[dict[str, Any]]
+    written: list[dict[str, Any]]
+
+
+def _sent(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The rows without their null values: the statement reads a missing key as null, so
+    they need not be sent and unpacked."""
+    return [{k: v for k, v in r.items() if v is not None} for r in rows]
+
+
+def _rows_ahead(
+    build: Callable[[Sequence[ArtifactIn]], T],
+    batch: Sequence[ArtifactIn],
+    parts: Sequence[int],
+) -> Generator[T, None, None]:
+    """Each part's rows, in order; with several parts, built on one other thread (in
+    order, so each part sees its inputs' decisions) while the caller writes the earlier
+    ones: the server executes a statement and the client builds the next meanwhile."""
+    cuts = [sum(parts[:k]) for k in range(len(parts) + 1)]
+    slices = [batch[cuts[k] : cuts[k + 1]] for k in range(len(parts))]
+    if len(slices) == 1:
+        yield build(slices[0])
+        return
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-rows") as pool:
+        built = [pool.submit(build, part) for part in slices]
+        try:
+            for future in built:
+                yield future.result()
+        finally:  # an error or a refusal: the parts not built yet are not needed
+            for future in built:
+                future.cancel()
 
 
 def _stage_batch(
@@ -619,6 +699,8 @@ def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Inp
     locks it: a writer commits before a barrier's reach or sees its withdrawal)."""
     in_batch = {a.uid for a in batch}
     outside = sorted({u for a in batch for u in a.inputs if u not in in_batch})
+    if not outside:
+        return {}
     locked = tx.run(LOCK_HEADS, keys=[artifact_key(ns, u) for u in outside])
     state = {
         row["uid"]: _Input(
@@ -632,12 +714,14 @@ def _lock_inputs(tx: Tx, ns: str, batch: Sequence[ArtifactIn]) -> dict[str, _Inp
     return state
 
 
-def _create(tx: Tx, ns: str, rows: list[dict[str, Any]]) -> None:
-    """The rows as nodes: served ones without an embedding by the plain statement (no
-    vector index update), first, since the others may derive from them (never the
-    reverse)."""
-    plain = [r for r in rows if r["live"] and r["embedding"] is None]
-    other = [r for r in rows if not (r["live"] and r["embedding"] is None)]
+def _create(tx: Tx, ns: str, rows: list[dict[str, Any]], sent: list[dict[str, Any]]) -> None:
+    """The rows as nodes (`sent`: as `_sent` gives them): served ones without an
+    embedding by the plain statement (no vector index update), first, since the others
+    may derive from them (never the reverse)."""
+    plain = [s for r, s in zip(rows, sent, strict=True) if r["live"] and r["embedding"] is None]
+    other = [
+        s for r, s in zip(rows, sent, strict=True) if not (r["live"] and r["embedding"] is None)
+    ]
     if plain:
         tx.run(CREATE_LIVE_ARTIFACTS, ns=ns, rows=plain)
     if other:

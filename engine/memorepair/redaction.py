@@ -84,26 +84,42 @@ class Erasing:
 
 
 def redact_late(
-    tx: Tx, ns: str, rows: Sequence[MutableMapping[str, Any]], refuse: bool
+    tx: Tx,
+    ns: str,
+    rows: Sequence[MutableMapping[str, Any]],
+    refuse: bool,
+    earlier: Mapping[str, Erasing] | None = None,
 ) -> dict[str, Erasing]:
     """Redact, in place, the rows (new versions about to be written, input-first) that
     derive from erased or erasing versions; returns them by uid. `refuse`: raise instead,
-    naming the erased input and the event, with nothing written."""
+    naming the erased input and the event, with nothing written. `earlier`: the rows of
+    the same transaction's earlier statements redacted so far (they pass it on too)."""
     late = [r for r in rows if not r["live"]]
     if not late:
         return {}
-    found = _erasing_inputs(tx, ns, late)
+    in_batch = _causes(late, _erasing_inputs(tx, ns, late), dict(earlier or {}), refuse)
+    if in_batch:
+        _apply(tx, [r for r in late if r["uid"] in in_batch], in_batch)
+    return in_batch
+
+
+def _causes(
+    late: Sequence[Mapping[str, Any]],
+    found: Mapping[str, Erasing],
+    passed: dict[str, Erasing],
+    refuse: bool,
+) -> dict[str, Erasing]:
+    """Which late rows are redacted, and for what: an erased input version (`found`, by
+    vid), or an input of the same transaction redacted before (`passed`, by uid)."""
     in_batch: dict[str, Erasing] = {}
     for row in late:  # an input of the same batch that is redacted passes it on
         cause = next((found[v] for v in row["input_vids"] if v in found), None)
-        cause = cause or next((in_batch[u] for u in row["inputs"] if u in in_batch), None)
+        cause = cause or next((passed[u] for u in row["inputs"] if u in passed), None)
         if cause is None:
             continue
         if refuse:
             raise InputError(_refusal(row["uid"], cause))
-        in_batch[row["uid"]] = cause
-    if in_batch:
-        _apply(tx, [r for r in late if r["uid"] in in_batch], in_batch)
+        in_batch[row["uid"]] = passed[row["uid"]] = cause
     return in_batch
 
 

@@ -171,6 +171,10 @@ class Settings(BaseSettings):
     #: as evidence (w from use = 0); younger ones keep their per-kind prior.
     value_warmup_h: float = Field(default=24.0, ge=0, le=100_000)
     batch_size: int = Field(default=5_000, gt=0, le=100_000)
+    #: A `record_many` or import of at most this many items (and 64 MiB of content) is
+    #: written in one transaction, in statements of `batch_size` rows; a larger one is
+    #: staged and published. The server holds a transaction's changes on its heap.
+    import_tx_items: int = Field(default=50_000, ge=1, le=1_000_000)
     busy_wait_s: float = Field(default=30.0, ge=0)
     #: The share of time a repair's writer may keep the server busy: after each batch it
     #: rests for what the batch took times (1 - pace) / pace, so that serving reads keep

@@ -1,12 +1,13 @@
 """Batches are all or none across crashes, against the real server and real processes.
 
-A batch larger than one transaction is staged under an import record and published in one
-final transaction. The fault hook (`MEMOREPAIR_FAULT_PAUSE_AFTER`) holds a real
-`memorepair import` (or a Python process calling `record_many`) at two points: after its
-first staged batch committed (`importing`) and after the last one, before the publication
-(`imported`). The test SIGKILLs it, checks that nothing of the batch is served on any read
-path, then completes the batch (`memorepair resume`, or the same input run again) and checks
-that all of it is served, exactly once, and that `audit check` holds.
+A batch larger than one transaction (`MEMOREPAIR_IMPORT_TX_ITEMS`, set low here) is staged
+under an import record and published in one final transaction. The fault hook
+(`MEMOREPAIR_FAULT_PAUSE_AFTER`) holds a real `memorepair import` (or a Python process
+calling `record_many`) at two points: after its first staged batch committed (`importing`)
+and after the last one, before the publication (`imported`). The test SIGKILLs it, checks
+that nothing of the batch is served on any read path, then completes the batch
+(`memorepair resume`, or the same input run again) and checks that all of it is served,
+exactly once, and that `audit check` holds.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from memorepair.settings import Settings
 
 RECORDS = 1500  # and as many summaries: 3,000 items, six staged batches of 500
 BATCH = "500"
+#: Batches of 500, and staged: one transaction would take the whole batch by default.
+STAGED = {"MEMOREPAIR_BATCH_SIZE": BATCH, "MEMOREPAIR_IMPORT_TX_ITEMS": BATCH}
 RECORD_MANY = """
 import json, sys
 from memorepair.api import open_store
@@ -74,7 +77,7 @@ def _start_paused(
     """Start a writer with the pause hook at `point` and wait for its marker."""
     marker = settings.state_dir.resolve() / f"fault-{tag}-{point}"
     marker.unlink(missing_ok=True)
-    env = cli_env(ns, **{PAUSE_ENV: point, "MEMOREPAIR_BATCH_SIZE": BATCH})
+    env = cli_env(ns, **{PAUSE_ENV: point, **STAGED})
     process = subprocess.Popen(
         args, env=env, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -163,14 +166,14 @@ def test_import_killed_serves_nothing_then_completes(
         assert f"import {import_id}: discarded" in done.stdout, done.stdout
         assert "run the same input again" in done.stdout
         _nothing_of_the_batch_served(based)
-        again = run_cli(based.ns, "import", str(path), "--json", MEMOREPAIR_BATCH_SIZE=BATCH)
+        again = run_cli(based.ns, "import", str(path), "--json", **STAGED)
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout)["written"] == 2 * RECORDS
     _all_of_the_batch_served(based)
     _audit_check_clean(based.ns)
 
     # the same file once more: everything skipped, exit 0
-    rerun = run_cli(based.ns, "import", str(path), MEMOREPAIR_BATCH_SIZE=BATCH)
+    rerun = run_cli(based.ns, "import", str(path), **STAGED)
     assert rerun.returncode == 0, rerun.stderr
     assert "imported 0 artifacts" in rerun.stdout
     assert f"skipped {2 * RECORDS} stored already (identical)" in rerun.stdout
@@ -185,7 +188,7 @@ def test_import_killed_mid_write_then_the_same_file_again_completes(
     args = [str(MEMORYREPAIR_BIN), "import", str(path), "--quiet"]
     _kill(_start_paused(neo4j_settings, based.ns, args, import_id, "importing"))
     _nothing_of_the_batch_served(based)
-    again = run_cli(based.ns, "import", str(path), MEMOREPAIR_BATCH_SIZE=BATCH)
+    again = run_cli(based.ns, "import", str(path), **STAGED)
     assert again.returncode == 0, again.stderr
     assert "discarded" in again.stdout and "interrupted run" in again.stdout, again.stdout
     _all_of_the_batch_served(based)
@@ -208,7 +211,7 @@ def test_record_many_killed_serves_nothing_then_the_same_call_completes(
 
     again = subprocess.run(
         args,
-        env=cli_env(based.ns, MEMOREPAIR_BATCH_SIZE=BATCH),
+        env=cli_env(based.ns, **STAGED),
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -306,7 +309,7 @@ def test_a_staged_import_from_an_erased_version_stores_no_copy(
         for i in range(3)
     ]
     path = _write(tmp_path / "batch.jsonl", [*items, *copies])
-    done = run_cli(memory.ns, "import", str(path), "--json", MEMOREPAIR_BATCH_SIZE=BATCH)
+    done = run_cli(memory.ns, "import", str(path), "--json", **STAGED)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["import"] is not None  # it was staged, then published

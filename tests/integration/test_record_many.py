@@ -61,11 +61,14 @@ def test_record_many_names_the_bad_item_and_field_and_writes_nothing(
     assert _served(memory) == 0
 
 
-def test_record_many_takes_back_committed_batches_when_a_later_one_fails(
-    memory: MemoryStore,
+@pytest.mark.parametrize("tx_items", [2, 50_000], ids=["staged", "one-transaction"])
+def test_record_many_writes_nothing_when_its_last_batch_fails(
+    memory: MemoryStore, tx_items: int
 ) -> None:
+    """Staged, the committed batches are taken back; in one transaction of several
+    statements (batches of 2), the failing last statement rolls back the earlier ones."""
     memory.record({"uid": "base", "kind": "record", "content": "base"})
-    small = memory.settings.model_copy(update={"batch_size": 2})
+    small = memory.settings.model_copy(update={"batch_size": 2, "import_tx_items": tx_items})
     items = [ArtifactIn(uid=f"r{i}", kind=Kind.RECORD, content=f"r{i}") for i in range(6)]
     # a pin to a version that never existed is found while writing the last batch
     items.append(ArtifactIn(uid="bad", kind=Kind.SUMMARY, content="s", inputs=["base@7"]))
@@ -74,7 +77,36 @@ def test_record_many_takes_back_committed_batches_when_a_later_one_fails(
         pytest.raises(UnknownArtifactError, match=r"base@7 does not exist"),
     ):
         store.record_many(items)
-    assert _served(memory) == 1  # only `base`: the three committed batches were taken back
+    assert _served(memory) == 1  # only `base`
+    assert memory.resume_imports() == []  # nothing staged left behind either
+
+
+def test_record_many_up_to_import_tx_items_is_one_transaction_of_batch_statements(
+    memory: MemoryStore,
+) -> None:
+    """Nine items in batches of 2, within MEMOREPAIR_IMPORT_TX_ITEMS: one transaction (no
+    import record), five statements; inputs in earlier statements, in the same one and
+    outside the call are linked, and an item written withdrawn (a stale pin) withdraws
+    what derives from it in a later statement."""
+    memory.record({"uid": "base", "kind": "record", "content": "base"})
+    memory.update("base", content="base, corrected")  # base@1 is not served now
+    small = memory.settings.model_copy(update={"batch_size": 2, "import_tx_items": 9})
+    items: list[dict[str, Any]] = [
+        *({"uid": f"r{i}", "kind": "record", "content": f"r{i}"} for i in range(5)),
+        {"uid": "late", "kind": "summary", "content": "l", "inputs": ["base@1"]},
+        {"uid": "s0", "kind": "summary", "content": "s0", "inputs": ["r0", "r4", "base"]},
+        {"uid": "s1", "kind": "summary", "content": "s1", "inputs": ["s0", "r1"]},
+        {"uid": "s2", "kind": "summary", "content": "s2", "inputs": ["late", "r2"]},
+    ]
+    with open_store(ns=memory.ns, settings=small) as store:
+        report = store.record_many(items)
+    assert report.import_id is None  # not staged
+    assert (report.written, report.live, sorted(report.withdrawn_late)) == (9, 7, ["late", "s2"])
+    assert memory.retrieve(uid="s1")[0].inputs == ["s0", "r1"]
+    assert [r["version"] for r in memory.lineage("s1")] == [1]
+    assert memory.served(["late", "s2"]) == {}
+    assert _served(memory) == 1 + 7
+    assert memory.status()["open_imports"] == []
 
 
 def test_record_is_one_statement_with_the_same_refusals(memory: MemoryStore) -> None:
