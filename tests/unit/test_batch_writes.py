@@ -67,16 +67,18 @@ def test_rows_ahead_yields_parts_in_order_each_built_after_the_one_before() -> N
 
 def test_rows_ahead_stops_building_when_the_writer_stops() -> None:
     started: list[int] = []
-    gate = threading.Event()
+    gate, second = threading.Event(), threading.Event()
 
     def build(part: Sequence[ArtifactIn]) -> list[dict[str, Any]]:
         started.append(len(part))
         if len(started) > 1:  # the second part is being built when the writer stops
+            second.set()
             gate.wait(timeout=10)
         return [{"uid": a.uid} for a in part]
 
     parts = recording._rows_ahead(build, items(40), [1] * 40)
     next(parts)
+    assert second.wait(timeout=10)  # else close() could cancel it before it began
     release = threading.Timer(2.0, gate.set)  # after close() cancelled the parts not begun
     release.start()
     parts.close()  # the writer failed after the first part
