@@ -206,7 +206,6 @@ def _import(
     order, inputs, skipped = _plan(store, ns, batch)
     report = ImportReport(skipped=len(skipped))
     sizes = batch.skeleton.sizes
-    batches = list(_batches(order, sizes, store.batch_size))
     related = _related_rows(ns, batch.skeleton)
     backlog = writes.backlog
     hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
@@ -216,6 +215,7 @@ def _import(
             write = _batch_writer(store, ns, on_stale, writes, related=related)
             report.add(write(items))
         else:
+            batches = list(_batches(order, sizes, store.batch_size))
             _import_staged(store, ns, batch, batches, inputs, progress, on_stale, writes, report)
     report.related = len(related)
     progress(report.written + report.skipped, report.written + report.skipped)
@@ -575,11 +575,11 @@ def _write_batch(
 
     erased: dict[str, redaction.Erasing] = {}
     written: list[dict[str, Any]] = []
+    refuse = on_stale == "refuse"
     # closed on an error too, so the rows thread stops at once
     with closing(_rows_ahead(build, batch, parts or [len(batch)])) as built:
         for part in built:
             rows = part.rows
-            refuse = on_stale == "refuse"
             late = redaction.redact_late(tx, ns, rows, refuse=refuse, earlier=erased)
             if late:  # some rows were redacted: send and report them as they are now
                 part = _Part(rows, _sent(rows), _written(rows, late))
