@@ -20,7 +20,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from types import TracebackType
-from typing import Any
+from typing import Any, NamedTuple
 
 from memorepair import execution, queries
 from memorepair.candidates import CandidateFamily
@@ -237,6 +237,14 @@ class Publisher:
         rest(time.monotonic() - started, self._pace)
 
 
+class _Links(NamedTuple):
+    """What publishing adds to a successor's row: the inputs it used and whether it is
+    embedded (the field names are `publish_fresh`'s row keys)."""
+
+    edges: list[tuple[int, str]]  # (position, input key) of each distinct input
+    embeds: bool  # `_embeds`
+
+
 @dataclass(frozen=True)
 class _Prepared:
     """A batch with its rows, built on the caller's thread while the writer still writes
@@ -246,15 +254,16 @@ class _Prepared:
     batch: list[Attempt]
     rows: list[Row]  # staging rows of the fresh successors (`execution.stage_rows`)
     verdicts: list[Row]  # judged successors a crashed run staged (`_verdicts`)
-    #: vid -> ((position, input key) of each input it used, whether it is embedded)
-    links: dict[str, tuple[list[tuple[int, str]], bool]]
+    links: dict[str, _Links]  # by vid
 
     @classmethod
     def of(
         cls, ns: str, batch: list[Attempt], prepare: Callable[[list[Row]], list[Row]]
     ) -> _Prepared:
         links = {
-            a.vid: (_input_positions(ns, a), _embeds(a)) for a in batch if a.successor is not None
+            a.vid: _Links(_input_positions(ns, a), _embeds(a))
+            for a in batch
+            if a.successor is not None
         }
         return cls(batch, execution.stage_rows(batch, prepare), _verdicts(batch), links)
 
@@ -292,19 +301,15 @@ def _stage_and_publish(
     if prepared.verdicts:
         tx.run(RECORD_VALIDATION, rows=prepared.verdicts)
     deferred = backlog is not None
-    fresh = [
-        {**r, "edges": links[r["vid"]][0], "embeds": links[r["vid"]][1]}
-        for r in rows
-        if r["vid"] in live
-    ]
+    fresh = [{**r, **links[r["vid"]]._asdict()} for r in rows if r["vid"] in live]
     if fresh:
         tx.run(PUBLISH_FRESH, event_key=key, rows=fresh, deferred=deferred)
     staged = [
         {
             "old_vid": a.candidate.vid,
             "vid": a.vid,
-            "inputs": links[a.vid][0],
-            "embeds": links[a.vid][1],
+            "inputs": links[a.vid].edges,
+            "embeds": links[a.vid].embeds,
         }
         for a in kept
         if a.staged
@@ -312,7 +317,7 @@ def _stage_and_publish(
     if staged:
         tx.run(PUBLISH_SUCCESSORS, event_key=key, rows=staged, deferred=deferred)
     if backlog is not None:
-        queued = [_pending(spec.ns, a) for a in kept if links[a.vid][1]]
+        queued = [_pending(spec.ns, a) for a in kept if links[a.vid].embeds]
         tx.after_commit(lambda: backlog.add(queued))
     return kept
 
