@@ -1,11 +1,13 @@
 """SPEC §3, the barrier: withdraw the whole cascade C(F) (§2) in one transaction.
 
-The barrier transaction locks the roots, computes the reach over INFLUENCES, withdraws
-it (which locks every node of it), and computes the reach again until nothing new
-appears. A writer that derived a new artifact from a cascade node before the barrier
-took that node's lock has committed by then, so the repeated reach sees its edge and
-withdraws it too; a writer after that sees the node withdrawn (see `recording`). When
-the transaction commits, no node of C(F) is served, and the event's phase says so.
+The barrier transaction first takes every stripe of the namespace's publication lock (a
+repair's batch being written commits first, and none starts until the barrier commits:
+`publication`), then locks the roots, computes the reach over INFLUENCES, withdraws it
+(which locks every node of it), and computes the reach again until nothing new appears.
+A writer that derived a new artifact from a cascade node before the barrier took that
+node's lock has committed by then, so the repeated reach sees its edge and withdraws it
+too; a writer after that sees the node withdrawn (see `recording`). When the transaction
+commits, no node of C(F) is served, and the event's phase says so.
 
 It writes only what stops serving: `Live` comes off every node of C(F) (and the roots
 get their holder and WITHDREW edges). Each further write per node costs about as much
@@ -31,13 +33,20 @@ from memorepair import queries, replacement
 from memorepair.embedding import Indexing
 from memorepair.errors import CascadeBusyError, UnknownArtifactError, some
 from memorepair.events import PhaseCommit
-from memorepair.model import EventType, RepairEventSpec, artifact_key, event_key
+from memorepair.model import (
+    EventType,
+    RepairEventSpec,
+    artifact_key,
+    event_key,
+    publish_lock_keys,
+)
 from memorepair.store import LOCK_HEADS, Store, Tx
 
 COUNT_UNHELD = queries.named("barrier/count_unheld")
 COUNT_UNWITHDRAWN = queries.named("barrier/count_unwithdrawn")
 HOLD_CASCADE = queries.named("barrier/hold_cascade")
 LINK_ROOTS = queries.named("barrier/link_roots")
+LOCK_PUBLISHERS = queries.named("barrier/lock_publishers")
 MARK_HELD = queries.named("barrier/mark_held")
 OPEN_HOLDERS = queries.named("barrier/open_holders")
 UNHELD_EVENTS = queries.named("barrier/unheld_events")
@@ -101,6 +110,9 @@ def _barrier(
 ) -> tuple[int, int]:
     key = event_key(spec.ns, spec.id)
     root_keys = [artifact_key(spec.ns, uid) for uid in spec.roots]
+    tx.run(
+        LOCK_PUBLISHERS, keys=publish_lock_keys(spec.ns), ns=spec.ns
+    )  # repairs' batches end first
     if spec.retry_of is not None:  # a retry takes over what its event left stranded
         (result,) = tx.run(WITHDRAW_STRANDED, event_key=key, of=event_key(spec.ns, spec.retry_of))
         commit(tx, {"withdrawn": int(result["withdrawn"]), "barrier_rounds": 1})

@@ -285,6 +285,17 @@ def event_key(ns: str, event_id: str) -> str:
     return f"{ns}/{event_id}"
 
 
+#: Stripes of a namespace's publication lock: a repair writes at most this many batches
+#: at once, each under its own stripe; a barrier takes them all (MEMOREPAIR_REPAIR_WRITERS).
+PUBLISH_STRIPES = 2
+
+
+def publish_lock_keys(ns: str) -> list[str]:
+    """The keys of a namespace's publication lock stripes (constraint `publish_lock_key`);
+    `#` cannot occur in a namespace, so no two namespaces share one."""
+    return [f"{ns}#{n}" for n in range(PUBLISH_STRIPES)]
+
+
 class EdgeIn(Strict):
     """A standalone edge line: INFLUENCES decides repair scope, RELATED only retrieval."""
 

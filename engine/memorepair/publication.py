@@ -1,20 +1,24 @@
 """SPEC §6, publication: republish validated successors, each after all that it requires.
 
 Publication commits in topological batches, each in the transaction that stages it
-(`Publisher`, the repair's writer: execution builds batch k+1 while it writes batch k).
-Each batch locks the retained inputs of its successors (a successor whose retained input
-was withdrawn meanwhile by an overlapping event is not published, nor is anything
-requiring it), swaps each successor in for its predecessor and gives it influence edges
-from the inputs it actually used. Because batches commit one after the other in
-topological order, no successor commits before one it requires: readers only ever see a
-predecessor-closed served set. Then every other cascade node's outcome is recorded and
-one last transaction completes the event (`publish`).
+(`Publisher`, the repair's writer: execution builds the next batch while it writes).
+Each batch takes a stripe of the namespace's publication lock, which every barrier takes
+whole, and reads which retained inputs of its successors are served (a successor whose
+retained input was withdrawn meanwhile by an overlapping event is not published, nor is
+anything requiring it), swaps each successor in for its predecessor and gives it
+influence edges from the inputs it actually used. A batch starts only once every batch
+holding what it reads or requires has committed, so no successor commits before one it
+requires: readers only ever see a predecessor-closed served set. Then every other
+cascade node's outcome is recorded and one last transaction completes the event
+(`publish`).
 """
 
 from __future__ import annotations
 
 import json
+import threading
 import time
+from collections import deque
 from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -28,15 +32,24 @@ from memorepair.embedding import EmbeddingBacklog, Pending, embeds
 from memorepair.errors import some
 from memorepair.events import PhaseCommit
 from memorepair.execution import Attempt
-from memorepair.model import EventType, Mode, Progress, RepairEventSpec, artifact_key, event_key
+from memorepair.model import (
+    EventType,
+    Mode,
+    Progress,
+    RepairEventSpec,
+    artifact_key,
+    event_key,
+    publish_lock_keys,
+)
 from memorepair.store import Row, Store, Tx, rest
 from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
 DISCARD_STAGED = queries.named("publication/discard_staged")
-LOCK_INPUTS = queries.named("publication/lock_inputs")
+LOCK_STRIPE = queries.named("publication/lock_stripe")
 PUBLISH_FRESH = queries.named("publication/publish_fresh")
 PUBLISH_SUCCESSORS = queries.named("publication/publish_successors")
+SERVED_VERSIONS = queries.named("publication/served_versions")
 UNINDEXED_SUCCESSORS = queries.named("publication/unindexed_successors")
 
 #: Why a staged successor stays unpublished (its node is kept for audit, marked).
@@ -123,16 +136,19 @@ def _other_outcomes(
 
 class Publisher:
     """The repair's writer: stages and publishes successors in topological batches, one
-    transaction per batch, on a thread of its own while the caller builds the next batch.
+    transaction per batch, on threads of its own while the caller builds the next batch.
 
     `add` takes every attempt in topological order (execution's `write`). Each full batch
-    goes to the writer thread once the previous batch committed, so a batch's successors
-    are served before any batch that may require them is written, and what was dropped or
-    published is known when the next batch is decided. In its transaction a batch stages
-    its fresh successors (`execution.write_staged`), then publishes those that validated
-    and whose required predecessors were published (`decide`'s rule), after locking their
-    retained inputs. A crash loses at most the batch in flight; a resumed run reuses what
-    committed (staged, published). After each commit the writer rests so that its writes
+    goes to a writer thread once a writer is free (`writers`, one per lock stripe) and
+    every batch in flight that holds what it reads or requires has committed, so a
+    batch's successors are served before any batch that requires them is written, and
+    what was dropped or published is known when that batch is decided. Two independent
+    batches (a wide layer of the cascade) are written at once: the server writes one
+    while it commits the other. In its transaction a batch stages its fresh successors
+    (`execution.write_staged`), then publishes those that validated and whose required
+    predecessors were published (`decide`'s rule), after checking their retained inputs
+    under its stripe. A crash loses at most the batches in flight; a resumed run reuses
+    what committed (staged, published). After each commit the writer rests so that its writes
     take a `pace` share of the time (MEMOREPAIR_REPAIR_PACE), leaving the rest of the
     server's cores to serving reads. With a `backlog` (deferred embeddings) successors go
     live without vectors, and each committed batch is handed to the backlog. `progress`
@@ -148,6 +164,7 @@ class Publisher:
         checkpoint: Callable[[str], None],
         backlog: EmbeddingBacklog | None,
         pace: float = 1.0,
+        writers: int = 1,
         progress: Progress = lambda step, done, total: None,
         total: int = 0,
     ) -> None:
@@ -165,8 +182,13 @@ class Publisher:
         self._ok: dict[str, bool] = {}
         self._dropped: set[str] = set()
         self._batch: list[Attempt] = []
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-publish")
-        self._pending: Future[None] | None = None
+        self._writers = writers if pace >= 1.0 else 1  # a paced repair writes one at a time
+        self._guard = threading.Lock()  # what the writers learn: _ok, _dropped, outcomes
+        self._pool = ThreadPoolExecutor(
+            max_workers=self._writers, thread_name_prefix="memorepair-publish"
+        )
+        self._flight: deque[_Flight] = deque()  # oldest first
+        self._handed = 0
 
     def add(self, attempt: Attempt) -> Attempt:
         """Queue one attempt (in topological order); a full batch goes to the writer."""
@@ -178,10 +200,21 @@ class Publisher:
 
     def _hand_over(self) -> None:
         batch, self._batch = self._batch, []
-        prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while k-1 is written
-        if self._pending is not None:
-            self._pending.result()  # one batch in flight; re-raises its error
-        self._pending = self._pool.submit(self._write, prepared)
+        prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while others are written
+        self._make_room(_needs(batch))
+        stripe, self._handed = self._handed % self._writers, self._handed + 1
+        future = self._pool.submit(self._write, prepared, stripe)
+        self._flight.append(_Flight(future, frozenset(a.candidate.uid for a in batch)))
+
+    def _make_room(self, needs: Collection[str]) -> None:
+        """Wait, oldest first, until a writer is free and no batch in flight holds what the
+        next one reads or requires (it must see those committed: their decisions, their
+        new versions as inputs). Re-raises a writer's error."""
+        while self._flight and (
+            len(self._flight) >= self._writers
+            or any(f.uids.intersection(needs) for f in self._flight)
+        ):
+            self._flight.popleft().future.result()
 
     def __enter__(self) -> Publisher:
         return self
@@ -196,19 +229,20 @@ class Publisher:
             if error is None:
                 if self._batch:
                     self._hand_over()
-                if self._pending is not None:
-                    self._pending.result()
+                while self._flight:
+                    self._flight.popleft().future.result()
                 self._progress("publish", self._total, self._total)
-            elif self._pending is not None:  # the caller's error wins; the batch still ends
-                self._pending.exception()
+            for flight in self._flight:  # the caller's error wins; the batches still end
+                flight.future.exception()
         finally:
             self._pool.shutdown(wait=True)
 
-    def _write(self, prepared: _Prepared) -> None:
+    def _write(self, prepared: _Prepared, stripe: int) -> None:
         batch = prepared.batch
         self._progress("publish", self._written, self._total)  # before the batch commits
         started = time.monotonic()
-        ok = dict(self._ok)  # committed decisions only: a retried batch decides again
+        with self._guard:  # committed decisions only: a retried batch decides again
+            ok, dropped = dict(self._ok), frozenset(self._dropped)
         decided = Outcomes()
         publishable: list[Attempt] = []
         for attempt in batch:  # topological: what one requires is decided before it
@@ -216,25 +250,59 @@ class Publisher:
                 ok[attempt.candidate.uid] = True
             elif _publishable(attempt, ok, decided):
                 publishable.append(attempt)
-        kept = self._store.transaction(
+        kept, lost = self._store.transaction(
             partial(
                 _stage_and_publish,
                 spec=self._spec,
                 prepared=prepared,
                 publishable=publishable,
-                dropped=self._dropped,
-                outcomes=self.outcomes,
+                dropped=dropped,
+                stripe=stripe,
                 backlog=self._backlog,
             )
         )
-        self._ok = ok
+        with self._guard:
+            self._learn(batch, ok, decided, kept, lost)
+        self._checkpoint("publishing")  # a crash here must leave a closed, resumable state
+        rest(time.monotonic() - started, self._pace)
+
+    def _learn(
+        self,
+        batch: list[Attempt],
+        ok: dict[str, bool],
+        decided: Outcomes,
+        kept: list[Attempt],
+        lost: dict[str, list[str]],
+    ) -> None:
+        """What a committed batch tells the batches after it (under `_guard`)."""
+        self._ok.update(ok)
         self._written += len(batch)
         self.published += [a for a in batch if a.published] + kept
         for name, uids in decided.sets.items():
             for uid in uids:
                 self.outcomes.add(name, uid, decided.details.get(uid, ""))
-        self._checkpoint("publishing")  # a crash here must leave a closed, resumable state
-        rest(time.monotonic() - started, self._pace)
+        for uid, inputs in lost.items():
+            self._dropped.add(uid)
+            self.outcomes.add(
+                "input_withdrawn",
+                uid,
+                f"support {some(inputs, 'input')} was withdrawn or replaced by an "
+                "overlapping event",
+            )
+
+
+class _Flight(NamedTuple):
+    """A batch handed to a writer: its future and the uids of its candidates."""
+
+    future: Future[None]
+    uids: frozenset[str]
+
+
+def _needs(batch: Sequence[Attempt]) -> set[str]:
+    """The uids a batch's successors read or require."""
+    needs = {u for a in batch for u in a.candidate.requires}
+    needs.update(u for a in batch if a.successor is not None for u in a.successor.inputs)
+    return needs
 
 
 class _Links(NamedTuple):
@@ -284,17 +352,21 @@ def _stage_and_publish(
     spec: RepairEventSpec,
     prepared: _Prepared,
     publishable: list[Attempt],
-    dropped: set[str],
-    outcomes: Outcomes,
+    dropped: frozenset[str],
+    stripe: int,
     backlog: EmbeddingBacklog | None,
-) -> list[Attempt]:
-    """One batch in one transaction. What may be published has its retained inputs locked
-    and checked first; a fresh successor that passes is then written once, already
-    published (`publish_fresh`), one a crashed run staged is published as staged, and
-    every other fresh successor (failed, blocked, input withdrawn) is staged for audit.
-    Once the batch commits, the published successors' vectors are queued (deferred)."""
+) -> tuple[list[Attempt], dict[str, list[str]]]:
+    """One batch in one transaction. What may be published has its retained inputs checked
+    first, under the writer's stripe of the publication lock; a fresh successor that passes
+    is then written once, already published (`publish_fresh`), one a crashed run staged is
+    published as staged, and every other fresh successor (failed, blocked, input withdrawn)
+    is staged for audit. Once the batch commits, the published successors' vectors are
+    queued (deferred). Returns the published attempts and, per dropped uid, the inputs it
+    lost (a retried transaction recomputes both)."""
     key = event_key(spec.ns, spec.id)
-    kept = _drop_withdrawn_inputs(tx, spec, publishable, outcomes, dropped) if publishable else []
+    kept, lost = (
+        _drop_withdrawn_inputs(tx, spec, publishable, dropped, stripe) if publishable else ([], {})
+    )
     live = {a.vid for a in kept}
     rows, links = prepared.rows, prepared.links
     execution.write_staged(tx, key, [r for r in rows if r["vid"] not in live])
@@ -319,7 +391,7 @@ def _stage_and_publish(
     if backlog is not None:
         queued = [_pending(spec.ns, a) for a in kept if links[a.vid].embeds]
         tx.after_commit(lambda: backlog.add(queued))
-    return kept
+    return kept, lost
 
 
 def _embeds(attempt: Attempt) -> bool:
@@ -396,43 +468,54 @@ def _drop_withdrawn_inputs(
     tx: Tx,
     spec: RepairEventSpec,
     batch: list[Attempt],
-    outcomes: Outcomes,
-    dropped: set[str],
-) -> list[Attempt]:
-    """Lock retained inputs; drop successors built on one that is no longer served.
+    dropped: frozenset[str],
+    stripe: int,
+) -> tuple[list[Attempt], dict[str, list[str]]]:
+    """Take the writer's stripe of the publication lock, then drop every successor built on
+    a retained input that is no longer served, or no longer at the version it was built
+    from (an overlapping event corrected it since), or requiring one dropped before.
 
-    `dropped` carries across batches: a successor requiring a dropped one is dropped too.
-    A retry of the transaction recomputes the same answer, since it starts from the same
-    `dropped` (only the caller's copy is updated, after the commit).
+    A barrier takes every stripe first thing (`barrier.withdraw`), so one that withdraws an
+    input commits either before the stripe is taken here (the input reads as withdrawn or
+    replaced) or after this batch commits (its reach sees the new influence edges). Two
+    batches of a repair, in different stripes, do not wait for each other. `dropped`
+    carries across batches; returns the kept attempts and, per newly dropped uid, the
+    inputs it lost.
     """
+    tx.run(LOCK_STRIPE, key=publish_lock_keys(spec.ns)[stripe], ns=spec.ns)
     own = {a.candidate.uid for a in batch}
     retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
     keys = [artifact_key(spec.ns, u) for u in retained]
-    served = set(tx.run(LOCK_INPUTS, keys=keys)[0]["live"])
-    gone = {u for u in retained if u not in served}
+    served = dict(tx.run(SERVED_VERSIONS, keys=keys)[0]["live"])
     kept: list[Attempt] = []
     lost_here: dict[str, list[str]] = {}
     skip = set(dropped)
     for attempt in batch:  # topological: a dependent comes after what it requires
-        inputs = set(attempt.successor.inputs) if attempt.successor else set()
-        lost = sorted(inputs & (gone | skip))
+        lost = sorted(_stale_inputs(attempt, own, served) | (_inputs(attempt) & skip))
         if lost:
             skip.add(attempt.candidate.uid)
             lost_here[attempt.candidate.uid] = lost
         else:
             kept.append(attempt)
-    tx.after_commit(lambda: _record_dropped(lost_here, dropped, outcomes))
-    return kept
+    return kept, lost_here
 
 
-def _record_dropped(lost_here: dict[str, list[str]], dropped: set[str], outcomes: Outcomes) -> None:
-    for uid, lost in lost_here.items():
-        dropped.add(uid)
-        outcomes.add(
-            "input_withdrawn",
-            uid,
-            f"support {some(lost, 'input')} was withdrawn by an overlapping event",
-        )
+def _inputs(attempt: Attempt) -> set[str]:
+    return set(attempt.successor.inputs) if attempt.successor else set()
+
+
+def _stale_inputs(attempt: Attempt, own: Collection[str], served: Mapping[str, int]) -> set[str]:
+    """The retained inputs of `attempt` not served now, or served at another version than
+    the one its successor was built from (when the build's support is known: a successor
+    a crashed run staged is checked for being served only)."""
+    built_from = (
+        {s.uid: s.version for s in attempt.context.support} if attempt.context is not None else {}
+    )
+    return {
+        u
+        for u in _inputs(attempt) - set(own)
+        if u not in served or built_from.get(u, served[u]) != served[u]
+    }
 
 
 def _closing_rows(

@@ -608,6 +608,7 @@ def _execute(
         checkpoint=event.checkpoint,
         backlog=writers.backlog,
         pace=config.pace,
+        writers=config.writers,
         progress=progress,
         total=len(selection.selected),
     )

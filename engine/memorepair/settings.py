@@ -34,7 +34,13 @@ from pydantic import (
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from memorepair.errors import ConfigError, describe_validation
-from memorepair.model import MAX_COST, NS_PATTERN, PRINCIPAL_PATTERN, lambda_problem
+from memorepair.model import (
+    MAX_COST,
+    NS_PATTERN,
+    PRINCIPAL_PATTERN,
+    PUBLISH_STRIPES,
+    lambda_problem,
+)
 
 #: Default w per kind, or per skill arch, in reads: what one fresh read of an artifact of
 #: that kind is worth, a read of a record being 1 (docs/values.md). With recorded use, w is
@@ -180,6 +186,10 @@ class Settings(BaseSettings):
     #: rests for what the batch took times (1 - pace) / pace, so that serving reads keep
     #: a core (1: no rest, the fastest repair; 0.5: rests as long as it wrote).
     repair_pace: float = Field(default=1.0, gt=0, le=1)
+    #: How many of a repair's batches may be written at once (one per stripe of the
+    #: namespace's publication lock): 2 lets the server write one batch while it commits
+    #: the other; 1 writes them one after the other. A paced repair writes one at a time.
+    repair_writers: int = Field(default=2, ge=1, le=PUBLISH_STRIPES)
 
     #: Register the sample memory's `currency` tool (both versions) in every store, so the
     #: sample events can be repaired by hand outside `memorepair demo` (which always has it).
@@ -375,6 +385,8 @@ class RepairConfig:
     busy_wait_s: float = Settings.model_fields["busy_wait_s"].default
     #: The share of time a repair's batch writes may take (MEMOREPAIR_REPAIR_PACE).
     pace: float = Settings.model_fields["repair_pace"].default
+    #: Batches written at once (MEMOREPAIR_REPAIR_WRITERS).
+    writers: int = Settings.model_fields["repair_writers"].default
     #: A correction's replacement passes the cap a recorded artifact does.
     max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
@@ -394,6 +406,7 @@ class RepairConfig:
             solver_threshold=settings.solver_threshold,
             busy_wait_s=settings.busy_wait_s,
             pace=settings.repair_pace,
+            writers=settings.repair_writers,
             max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),

@@ -49,7 +49,11 @@ OUTCOMES: dict[str, tuple[str, str, str]] = {
     "published": ("#c8e6c9", "#2e7d32", "successor validated and republished"),
     "failed": ("#ffcdd2", "#c62828", "successor failed to build or validate"),
     "blocked": ("#ffe0b2", "#ef6c00", "a required predecessor was not republished"),
-    "input_withdrawn": ("#d7ccc8", "#6d4c41", "support withdrawn by an overlapping event"),
+    "input_withdrawn": (
+        "#d7ccc8",
+        "#6d4c41",
+        "support withdrawn or replaced by an overlapping event",
+    ),
     "unselected": ("#fff9c4", "#f9a825", "not worth its cost (left out by the selection)"),
     "not_executable": ("#e1bee7", "#6a1b9a", "no operator can repair it"),
     "removed": ("#e0e0e0", "#616161", "removed: nothing valid to rebuild it from"),

@@ -54,8 +54,10 @@ VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedd
 SHOW_VECTOR_INDEX = queries.named("store/show_vector_index")
 
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
-#: have two current versions, and without them every lookup by vid or key scans a label.
-REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key")
+#: have two current versions, and without them every lookup by vid or key scans a label;
+#: without `publish_lock_key` a barrier and a repair's batch writer creating a namespace's
+#: publication lock at once could each create, and lock, a node of their own.
+REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key", "publish_lock_key")
 
 
 def _text(query: Query) -> str:

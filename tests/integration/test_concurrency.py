@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from reliability_support import (
     SAMPLE,
+    check_invariants,
     correct_event,
     fan_memory,
     run_cli,
@@ -28,6 +29,7 @@ from reliability_support import (
     write_event,
 )
 
+from memorepair import faults
 from memorepair.api import MemoryStore, open_store
 from memorepair.errors import CascadeBusyError, InputError
 from memorepair.model import ArtifactIn, Kind, Recipe
@@ -296,3 +298,76 @@ def test_overlapping_events_serialize_and_disjoint_ones_proceed(
     assert memory.stale_served() == []
     events = {e["event"]: e["status"] for e in memory.audit_events()}
     assert events == {"ev-1": "completed", "ev-2": "completed", "ev-3": "completed"}
+
+
+# ---- an overlapping event on what a repair republished, while it still publishes --------
+WIDTH = 10
+
+
+def _two_layers() -> list[ArtifactIn]:
+    """fan_memory's caches, each read by one summary (text.join of its cache and a retained
+    record): a `correct` of the root republishes every cache, then every summary."""
+    items = fan_memory(WIDTH, keep=4)
+    recipe = Recipe(executor="text.join", args={"sep": " / "})
+    items += [
+        ArtifactIn(
+            uid=f"s-{i}",
+            kind=Kind.CACHE,
+            content=f"root v1 | retained {i % 4} / retained {i % 4}",
+            recipe=recipe,
+            inputs=[f"c-{i}", f"keep-{i % 4}"],
+        )
+        for i in range(WIDTH)
+    ]
+    return items
+
+
+@pytest.mark.parametrize("other", ["delete", "correct"])
+def test_an_event_on_a_republished_input_drops_what_was_built_from_it(
+    memory: MemoryStore, neo4j_settings: Settings, monkeypatch: pytest.MonkeyPatch, other: str
+) -> None:
+    """A repair publishes in batches of 4, two at once (caches first, then summaries).
+    Once its second batch is handed to a writer, another event deletes or corrects the
+    cache c-0 its first batch republished (the other event's barrier waits for both
+    batches to commit; the repair builds nothing meanwhile): the summary built from that
+    version of c-0 is not published (`input_withdrawn`: its input was withdrawn or
+    replaced since), every other successor is, and nothing stale is served."""
+    memory.import_items(_two_layers())
+    settings = neo4j_settings.model_copy(update={"batch_size": 4, "repair_writers": 2})
+    repairing = open_store(ns=memory.ns, settings=settings)
+    second = {
+        "delete": {"id": "ev-2", "type": "delete", "roots": ["c-0"]},
+        "correct": correct_event("ev-2", "c-0", "c-0 corrected"),
+    }[other]
+    handed: list[str] = []
+    seen: dict[str, Any] = {}
+    real = faults.pause_if_asked
+
+    def meanwhile(state_dir: Path, tag: str, point: str) -> None:
+        if tag == "ev-1" and point == "staging":  # on the repair's builder thread
+            handed.append(point)
+            if len(handed) == 2:
+                seen["report"] = memory.repair(second)
+        real(state_dir, tag, point)
+
+    monkeypatch.setattr(faults, "pause_if_asked", meanwhile)
+    try:
+        report = repairing.repair(correct_event("ev-1", "root", "root v2"))
+    finally:
+        repairing.close()
+
+    # the delete erases c-0's text, which the withdrawn summaries still carry (ev-1 holds
+    # them): it stays open until they are gone, as an erasure does; its barrier is done
+    assert seen["report"].status == ("completed" if other == "correct" else "open"), seen
+    assert report.outcomes["input_withdrawn"] == ["s-0"], report.outcomes
+    assert sorted(report.published) == sorted(
+        [f"c-{i}" for i in range(WIDTH)] + [f"s-{i}" for i in range(1, WIDTH)]
+    )
+    assert "replaced" in report.details["s-0"]
+    assert memory.retrieve(uid="s-0") == []  # still withdrawn, held by ev-1 (retry it)
+    allowed = {"root": 2, **{f"c-{i}": 2 for i in range(1, WIDTH)}}
+    allowed.update({f"s-{i}": 2 for i in range(1, WIDTH)})
+    if other == "correct":
+        allowed["c-0"] = 3
+        assert memory.retrieve(uid="c-0")[0].content == "c-0 corrected"
+    check_invariants(memory, [*allowed, "c-0", "s-0"], allowed=allowed)

@@ -34,6 +34,7 @@ LABELS = {
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index: search goes exact
     "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
     "Importing",  # a version of an import not published yet: never Head, never served
+    "PublishLock",  # per namespace and stripe: repairs' batch writers and barriers meet on it
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 
