@@ -42,6 +42,7 @@ LABELS = {
     "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
     "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
     "Importing",  # a version of an import not published yet: never Head, never served
+    "PublishLock",  # per namespace and stripe: repairs' batch writers and barriers meet on it
 }
 REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 #: Store and transaction methods whose first argument is a query.
