@@ -484,7 +484,7 @@ def _drop_withdrawn_inputs(
     """
     tx.run(LOCK_STRIPE, key=publish_lock_keys(spec.ns)[stripe], ns=spec.ns)
     own = {a.candidate.uid for a in batch}
-    retained = sorted({u for a in batch if a.successor for u in a.successor.inputs if u not in own})
+    retained = sorted({u for a in batch for u in _inputs(a) - own})
     keys = [artifact_key(spec.ns, u) for u in retained]
     served = dict(tx.run(SERVED_VERSIONS, keys=keys)[0]["live"])
     kept: list[Attempt] = []
@@ -504,7 +504,7 @@ def _inputs(attempt: Attempt) -> set[str]:
     return set(attempt.successor.inputs) if attempt.successor else set()
 
 
-def _stale_inputs(attempt: Attempt, own: Collection[str], served: Mapping[str, int]) -> set[str]:
+def _stale_inputs(attempt: Attempt, own: set[str], served: Mapping[str, int]) -> set[str]:
     """The retained inputs of `attempt` not served now, or served at another version than
     the one its successor was built from (when the build's support is known: a successor
     a crashed run staged is checked for being served only)."""
@@ -513,7 +513,7 @@ def _stale_inputs(attempt: Attempt, own: Collection[str], served: Mapping[str, i
     )
     return {
         u
-        for u in _inputs(attempt) - set(own)
+        for u in _inputs(attempt) - own
         if u not in served or built_from.get(u, served[u]) != served[u]
     }
 
