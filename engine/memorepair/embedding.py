@@ -415,8 +415,13 @@ def require_space(store: Store, ns: str, space: Space | None) -> None:
 
 UNINDEXED_VERSIONS = queries.named("embedding/unindexed_versions")
 WRITE_LATE_EMBEDDINGS = queries.named("embedding/write_late_embeddings")
-#: Versions a backlog holds at most; `add` waits beyond it (bounded memory on imports).
-BACKLOG_MAX = 50_000
+#: Versions, and characters of their content, a backlog holds at most; `add` waits
+#: beyond either, and a held backlog writes beyond either (bounded memory on imports).
+#: A repair holds its successors' vectors until its writes end: the count covers the
+#: cascade of a 4e5-artifact memory (~215k successors, ~70 MB queued), so a large repair
+#: does not stall on, and compete with, the vector index halfway through.
+BACKLOG_MAX = 250_000
+BACKLOG_MAX_CHARS = 128 * 2**20
 #: The backlog writes once no version was queued for this long (a burst ends).
 BACKLOG_LINGER_S = 0.05
 #: Lags (commit to searchable by meaning) a backlog keeps for `lags`, the latest ones.
@@ -461,6 +466,7 @@ class EmbeddingBacklog:
         #: Versions per write transaction (MEMOREPAIR_EMBEDDING_BATCH): short locks.
         self._batch = batch_size
         self._queue: list[Pending] = []
+        self._chars = 0  # content characters in _queue
         self._queued = 0
         self._done = 0
         self._closed = False
@@ -476,13 +482,14 @@ class EmbeddingBacklog:
         self._failures: list[tuple[str, Exception]] = []
 
     def add(self, pending: Sequence[Pending]) -> None:
-        """Queue committed versions (waits while BACKLOG_MAX are already queued)."""
+        """Queue committed versions (waits while the backlog is full: `_full`)."""
         if not pending:
             return
         with self._changed:
-            while len(self._queue) >= BACKLOG_MAX and not self._closed:
+            while self._full() and not self._closed:
                 self._changed.wait()
             self._queue += pending
+            self._chars += sum(len(p.content) for p in pending)
             self._queued += len(pending)
             self._last_add = time.monotonic()
             if self._thread is None:
@@ -510,7 +517,7 @@ class EmbeddingBacklog:
     @contextmanager
     def held(self) -> Iterator[None]:
         """Hold the writes back while a bulk write runs (they would compete with it for
-        the server's cores and the same nodes' locks), unless BACKLOG_MAX are queued or
+        the server's cores and the same nodes' locks), unless it is full (`_full`) or
         someone flushes; they start when the last holder leaves."""
         with self._changed:
             self._held += 1
@@ -552,13 +559,18 @@ class EmbeddingBacklog:
     def _wait_for_quiet(self) -> None:
         """Write only once writers pause (BACKLOG_LINGER_S without a new version, and no
         bulk write holding it back), so a burst of records never waits on the vector
-        index or on these writes' locks; unless BACKLOG_MAX are queued or someone waits
+        index or on these writes' locks; unless it is full (`_full`) or someone waits
         for the queue. Called with the condition held."""
-        while not self._waited_for() and len(self._queue) < BACKLOG_MAX:
+        while not self._waited_for() and not self._full():
             quiet = self._last_add + BACKLOG_LINGER_S - time.monotonic()
             if not self._held and quiet <= 0:
                 return
             self._changed.wait(None if self._held else quiet)
+
+    def _full(self) -> bool:
+        """BACKLOG_MAX versions or BACKLOG_MAX_CHARS of content queued. Called with the
+        condition held."""
+        return len(self._queue) >= BACKLOG_MAX or self._chars >= BACKLOG_MAX_CHARS
 
     def _waited_for(self) -> bool:
         """Someone waits for the queue (a flush or close): write without lingering."""
@@ -615,6 +627,7 @@ class EmbeddingBacklog:
                     return
                 self._wait_for_quiet()
                 batch, self._queue = self._queue[:size], self._queue[size:]
+                self._chars -= sum(len(p.content) for p in batch)
                 self._changed.notify_all()
             try:
                 self._write(batch)
