@@ -14,6 +14,7 @@ from neo4j import GraphDatabase
 from neo4j.exceptions import AuthError
 from pydantic import SecretStr
 from reliability_support import ROOT, SAMPLE, run_cli, sample_event, versions
+from tests.unit.allow_list import LABELS, REL_TYPES
 
 from memorepair import queries
 from memorepair.api import MemoryStore, open_store
@@ -22,39 +23,8 @@ from memorepair.local.server import LocalServer
 from memorepair.settings import Settings
 
 ENGINE = ROOT / "engine" / "memorepair"
-LABELS = {
-    "Artifact",
-    "Head",
-    "Live",
-    "Withdrawn",
-    "Staged",
-    "Superseded",
-    "Removed",
-    "RepairEvent",
-    "EmbeddingSpace",
-    "PurgeFiller",  # `neo4j purge`'s transient filler (docs/erasure.md)
-    "Usage",  # use recording (docs/values.md)
-    "UsageLog",
-    "Exposure",  # who was served which version (audit exposure)
-    "Principal",  # access: grants hang from it
-    "Grant",
-    "WorkStat",  # measured repair seconds per operator and kind (docs/values.md)
-    "IndexRebuild",  # `reindex --compact` rebuilding the vector index (docs/data-model.md)
-    "Import",  # a batch written staged, published in one transaction (docs/interchange.md)
-    "Importing",  # a version of an import not published yet: never Head, never served
-    "PublishLock",  # per namespace and stripe: repairs' batch writers and barriers meet on it
-}
-REL_TYPES = {"INFLUENCES", "RELATED", "SUPERSEDES", "WITHDREW", "STAGED", "PUBLISHED", "HOLDS"}
 #: Store and transaction methods whose first argument is a query.
 QUERY_METHODS = {"read", "write", "autocommit", "run", "read_batches", "read_capped", "explain"}
-
-
-def test_every_cypher_file_loads_with_declared_parameters() -> None:
-    names = queries.all_names()
-    assert len(names) > 30
-    for name in names:
-        query = queries.load(name)
-        assert query.text and query.mode in ("read", "write")
 
 
 #: What the engine calls the store and its transactions (`self` inside store.py).
