@@ -126,11 +126,12 @@ def build_candidates(
     a source (values.py); explicit figures win.
     """
     descendants = sorted((n for n in nodes if not n.root), key=lambda n: n.uid)
-    modes = _modes(nodes, descendants, event_type, served_outside)
+    modes, acyclic = _modes(nodes, descendants, event_type, served_outside)
     priors = (default_value, default_cost, value_of, cost_of)
     candidates = [_candidate(node, modes, priors, operator_for) for node in descendants]
     edges = [(j, c.uid) for c in candidates for j in c.requires]
-    cyclic = on_cycles([c.uid for c in candidates], edges)
+    # The requirements are affected-input edges: none on a cycle when those have none.
+    cyclic: set[str] = set() if acyclic else on_cycles([c.uid for c in candidates], edges)
     candidates = [
         replace(c, executable=False, reason="on a cycle of the requirement graph")
         if c.uid in cyclic
@@ -147,8 +148,9 @@ def _modes(
     descendants: Sequence[CascadeNode],
     event_type: EventType,
     served_outside: Mapping[str, bool],
-) -> dict[str, tuple[Mode, str]]:
-    """Each descendant's mode and why, decided input-first (a removed input counts)."""
+) -> tuple[dict[str, tuple[Mode, str]], bool]:
+    """Each descendant's mode and why, decided input-first (a removed input counts), and
+    whether the affected-input edges are acyclic (every descendant found its place)."""
     roots = {n.uid for n in nodes if n.root}
     inside = {n.uid for n in descendants}
 
@@ -161,13 +163,14 @@ def _modes(
 
     by_uid = {n.uid: n for n in descendants}
     modes: dict[str, tuple[Mode, str]] = {}
-    for uid in _input_first(descendants, inside):
+    order, leftover = _input_first(descendants, inside)
+    for uid in order + leftover:
         classes = [
             "removed" if c == "affected" and modes.get(u, _PENDING)[0] is Mode.REMOVE else c
             for u, c in ((u, support_class(u)) for u in by_uid[uid].inputs)
         ]
         modes[uid] = _mode(by_uid[uid], classes)
-    return modes
+    return modes, not leftover
 
 
 def _candidate(
@@ -235,8 +238,8 @@ def _mode(node: CascadeNode, classes: Sequence[str]) -> tuple[Mode, str]:
     return Mode.REMOVE, f"no repair mode for a derived {node.kind.value} without a recipe"
 
 
-def _input_first(nodes: Sequence[CascadeNode], inside: set[str]) -> list[str]:
-    """Descendants with every affected input before its dependents (cycles appended last)."""
+def _input_first(nodes: Sequence[CascadeNode], inside: set[str]) -> tuple[list[str], list[str]]:
+    """Descendants with every affected input before its dependents, and those left over
+    (on or behind a cycle), which go last."""
     edges = [(u, n.uid) for n in nodes for u in n.inputs if u in inside]
-    order, leftover = topological(sorted(n.uid for n in nodes), edges)
-    return order + leftover
+    return topological(sorted(n.uid for n in nodes), edges)
