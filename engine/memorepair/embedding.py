@@ -418,8 +418,9 @@ WRITE_LATE_EMBEDDINGS = queries.named("embedding/write_late_embeddings")
 #: Versions, and characters of their content, a backlog holds at most; `add` waits
 #: beyond either, and a held backlog writes beyond either (bounded memory on imports).
 #: A repair holds its successors' vectors until its writes end: the count covers the
-#: cascade of a 4e5-artifact memory (~215k successors, ~70 MB queued), so a large repair
-#: does not stall on, and compete with, the vector index halfway through.
+#: cascade of a 4e5-artifact memory (~215k successors; a queued version costs a few
+#: hundred bytes besides its content), so a large repair does not stall on, and compete
+#: with, the vector index halfway through.
 BACKLOG_MAX = 250_000
 BACKLOG_MAX_CHARS = 128 * 2**20
 #: The backlog writes once no version was queued for this long (a burst ends).
