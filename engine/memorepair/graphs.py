@@ -1,11 +1,45 @@
-"""Small graph routines shared by import, the mode map and execution (pure, linear)."""
+"""Small graph routines shared by import, the mode map and execution (pure, linear), and
+the collector pause that building big graphs and their rows needs."""
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+import gc
+import threading
+from collections.abc import Hashable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import TypeVar
 
 N = TypeVar("N", bound=Hashable)
+
+_pauses = 0
+_resume = False
+_pause_lock = threading.Lock()
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a repair or an import runs.
+
+    Both allocate hundreds of thousands of small, long-lived objects (rows, artifacts,
+    candidates), and each full collection walks all of them: about a fifth of a
+    100k-node repair, and 15-20% of a 20k-item `record_many`. Reference counting still
+    frees everything acyclic at once; cycles are collected when the collector resumes.
+    Pauses nest across threads: the collector resumes when the last one ends, and only
+    if it was running when the first began.
+    """
+    global _pauses, _resume
+    with _pause_lock:
+        if _pauses == 0:
+            _resume = gc.isenabled()
+            gc.disable()
+        _pauses += 1
+    try:
+        yield
+    finally:
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _resume:
+                gc.enable()
 
 
 def topological(nodes: Sequence[N], edges: Iterable[tuple[N, N]]) -> tuple[list[N], list[N]]:

@@ -32,6 +32,7 @@ from typing import Any, Literal, TypeVar
 from memorepair import embedding, faults, importing, queries, redaction
 from memorepair.codec import stored_json
 from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError, some
+from memorepair.graphs import collector_paused
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
 from memorepair.store import HEADS, LOCK_HEADS, Store, Tx
@@ -203,6 +204,18 @@ def _import(
     them; without, they are computed before each batch.
     """
     store.require_schema()
+    with collector_paused():
+        return _import_paused(store, ns, batch, progress, on_stale, writes)
+
+
+def _import_paused(
+    store: Store,
+    ns: str,
+    batch: _Batch,
+    progress: Callable[[int, int], None],
+    on_stale: OnStale,
+    writes: Writes,
+) -> ImportReport:
     order, inputs, skipped = _plan(store, ns, batch)
     report = ImportReport(skipped=len(skipped))
     sizes = batch.skeleton.sizes

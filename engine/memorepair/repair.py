@@ -29,7 +29,6 @@ read-only half (cascade, candidates, selection) and writes nothing.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
@@ -54,6 +53,7 @@ from memorepair.embedding import EmbeddingBacklog, Indexing, searchable
 from memorepair.errors import InputError, MemoRepairError
 from memorepair.events import Event, RepairReport
 from memorepair.execution import Attempt
+from memorepair.graphs import collector_paused
 from memorepair.model import (
     Artifact,
     Mode,
@@ -174,7 +174,7 @@ def plan(
     selector: Selector | None = None,
 ) -> Plan:
     """The cascade, candidates and selection an event would get now; writes nothing."""
-    with _gc_paused():
+    with collector_paused():
         return _planned(store, registry, config, spec, lam, selector)[0]
 
 
@@ -219,7 +219,7 @@ def preview(
 ) -> Preview:
     """`plan`, then each selected successor built (`execution.build_dry`) and validated in
     memory, and the publication closure decided as `publish` would decide it."""
-    with _gc_paused(), sandbox_session(), shared_words():
+    with collector_paused(), sandbox_session(), shared_words():
         planned, reached = _planned(store, registry, config, spec, lam, selector)
         family, selected = planned.family, planned.selected
         erased = erasure.planned(store, spec, reached.uids)
@@ -258,7 +258,7 @@ def run(
     _check_replacements(spec, config.max_content_bytes)
     writers = _Writers(indexing, backlog)
     retried = store.retried_transactions
-    with _gc_paused():
+    with collector_paused():
         report = _run(
             store, registry, config, writers, spec, lam_, selector_, progress, recorded, by
         )
@@ -738,21 +738,3 @@ class _Clock:
         yield
         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - started
         self.progress(name, 1, 1)
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector for one plan or repair.
-
-    A large cascade allocates millions of small, long-lived objects (rows, artifacts,
-    candidates); each full collection walks all of them, which took about a fifth of a
-    100k-node repair. Reference counting still frees everything acyclic at once; cycles
-    are collected when the collector resumes.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
