@@ -495,7 +495,6 @@ def _rebuild(
                     progress,
                     recorded_first,
                 )
-            recorded_first()
             with clock.step("validation"):
                 attempts = _validate(store, registry, event, attempts, progress)
         with clock.step("publication"):
@@ -699,6 +698,7 @@ def _execute(
             judge=partial(validation.judge, registry),
             erased=erased,
         )
+    recorded_first()  # also when no batch waited for it: the phases stay in order
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts, writer
 
