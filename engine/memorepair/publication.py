@@ -153,8 +153,6 @@ class Publisher:
     server's cores to serving reads. With a `backlog` (deferred embeddings) successors go
     live without vectors, and each committed batch is handed to the backlog. `progress`
     hears ("publish", attempts written, `total`) as each batch starts, and at the end.
-    Every writer first calls `after`, which returns once what must precede any batch is
-    written (the recorded selection), and raises if writing it failed.
     """
 
     def __init__(
@@ -169,10 +167,8 @@ class Publisher:
         writers: int = 1,
         progress: Progress = lambda step, done, total: None,
         total: int = 0,
-        after: Callable[[], None] = lambda: None,
     ) -> None:
         self._store = store
-        self._after = after
         self._progress = progress
         self._total = total
         self._written = 0
@@ -242,7 +238,6 @@ class Publisher:
             self._pool.shutdown(wait=True)
 
     def _write(self, prepared: _Prepared, stripe: int) -> None:
-        self._after()  # what must be written before any batch (re-raises its error)
         batch = prepared.batch
         self._progress("publish", self._written, self._total)  # before the batch commits
         started = time.monotonic()

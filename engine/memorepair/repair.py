@@ -3,8 +3,7 @@
     open the event -> barrier -> hold -> candidates -> selection -> record
     -> execution -> validation -> publication (-> erasure) -> report
 
-`_run` is that sequence, one `with clock.step(name):` block per step; at full pace `record`
-runs beside execution's first builds, which commit nothing before it ends. The step names are
+`_run` is that sequence, one `with clock.step(name):` block per step. The step names are
 what the report's `seconds` and the progress lines say; each step records the event's
 phase (`events.PHASES`) named beside it:
 
@@ -31,8 +30,7 @@ read-only half (cascade, candidates, selection) and writes nothing.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
@@ -409,49 +407,9 @@ def _run(
             "replacement text is not kept; submit the event file again",
         )
     clock = _Clock(progress)
-    withdrawn, family, selection = _withdraw_and_select(
-        store, registry, config, writers.indexing, event, clock
-    )
-    if resumed_from is not None:
-        writers.requeue(store, spec)
-    record = partial(_record, store, event, withdrawn, family, selection, config.pace)
-    with _recording(event, record, clock, config.pace) as recorded_first:
-        attempts, outcomes = _rebuild(
-            store,
-            registry,
-            config,
-            writers,
-            event,
-            family,
-            selection,
-            progress,
-            clock,
-            recorded_first,
-        )
-    proof = None
-    if spec.erases:
-        with clock.step("erasure"):
-            proof = erasure.erase(store, event)
-    report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
-    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
-    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
-    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
-
-
-def _withdraw_and_select(
-    store: Store,
-    registry: OperatorRegistry,
-    config: RepairConfig,
-    indexing: Indexing,
-    event: Event,
-    clock: _Clock,
-) -> tuple[Cascade, CandidateFamily, EventSelection]:
-    """The barrier (unless a resumed run passed it), the hold, the cascade as withdrawn,
-    its candidates and the selection: everything before the first write of a repair."""
-    spec = event.spec
     if not event.reached("withdrawn"):
         with clock.step("barrier"):
-            _withdraw(store, event, config.busy_wait_s, indexing)
+            _withdraw(store, event, config.busy_wait_s, writers.indexing)
     if event.cascade:  # idempotent: a resumed run repeats it rather than trusting a phase
         with clock.step("hold"):
             barrier.hold(store, spec)
@@ -460,7 +418,22 @@ def _withdraw_and_select(
         family = candidate_family(store, registry, config, spec, withdrawn)
     with clock.step("selection"):
         selection = _select(event, family, withdrawn, config)
-    return withdrawn, family, selection
+    if not event.reached("selected"):
+        with clock.step("record"):
+            _record(store, event, withdrawn, family, selection, config.pace)
+    if resumed_from is not None:
+        writers.requeue(store, spec)
+    attempts, outcomes = _rebuild(
+        store, registry, config, writers, event, family, selection, progress, clock
+    )
+    proof = None
+    if spec.erases:
+        with clock.step("erasure"):
+            proof = erasure.erase(store, event)
+    report = _report(event, len(withdrawn.nodes), family, selection, outcomes, resumed_from)
+    work_s = sum(a.work_s for a in attempts if a.work_s is not None)
+    cpu_s = sum(a.cpu_s for a in attempts if a.cpu_s is not None)
+    return replace(report, seconds=clock.seconds, work_s=work_s, work_cpu_s=cpu_s, erasure=proof)
 
 
 def _rebuild(
@@ -473,27 +446,17 @@ def _rebuild(
     selection: EventSelection,
     progress: Progress,
     clock: _Clock,
-    recorded_first: Callable[[], None],
 ) -> tuple[list[Attempt], Outcomes]:
     """Execution (which publishes batch by batch), validation and the closing publication,
     with the embedding backlog held back meanwhile: its writes would compete with the
-    repair's, and the successors' vectors follow once it ends. Nothing is written before
-    `recorded_first` returns (the selection is recorded)."""
+    repair's, and the successors' vectors follow once it ends."""
     with writers.held():
         # One sandbox worker for the event's chains and tool calls; support texts split
         # into words once for all its successors' checks.
         with sandbox_session(), shared_words():
             with clock.step("execution"):
                 attempts, written = _execute(
-                    store,
-                    registry,
-                    config,
-                    writers,
-                    event,
-                    family,
-                    selection,
-                    progress,
-                    recorded_first,
+                    store, registry, config, writers, event, family, selection, progress
                 )
             with clock.step("validation"):
                 attempts = _validate(store, registry, event, attempts, progress)
@@ -622,38 +585,6 @@ def _record(
     )
 
 
-@contextmanager
-def _recording(
-    event: Event, record: Callable[[], None], clock: _Clock, pace: float
-) -> Iterator[Callable[[], None]]:
-    """Record the candidate facts and the selection (`_record`), unless a resumed run did.
-
-    At full pace they are written on a thread of their own while execution builds the
-    first batches (about 2 s at 100k nodes, on the otherwise idle second core); the body
-    gets a wait that every write of the repair calls first, so no successor is staged or
-    published before its selection is recorded, and a crash leaves the state a
-    sequential run would. A paced repair records first, as its writes must take no more
-    than their share of the server. Leaving waits for the recording and re-raises its
-    error, unless the body raised one.
-    """
-    if event.reached("selected"):
-        yield lambda: None
-        return
-
-    def timed() -> None:
-        with clock.step("record"):
-            record()
-
-    if pace < 1.0:
-        timed()
-        yield lambda: None
-        return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-record") as pool:
-        future = pool.submit(timed)
-        yield future.result
-    future.result()
-
-
 def _execute(
     store: Store,
     registry: OperatorRegistry,
@@ -663,17 +594,13 @@ def _execute(
     family: CandidateFamily,
     selection: EventSelection,
     progress: Progress,
-    recorded_first: Callable[[], None],
 ) -> tuple[list[Attempt], publication.Publisher]:
     """Execution with publication behind it: each batch of successors is staged and, where
     the closure allows, published by the writer while the next batch is built. With a
     backlog the successors' embeddings are deferred until after their publication. An
     erasing event first records the fingerprints of what it erases, which no successor
-    may carry (`erasure.prepare`). The writer commits nothing before `recorded_first`."""
-    erased = None
-    if event.spec.erases:
-        recorded_first()
-        erased = erasure.prepare(store, event)
+    may carry (`erasure.prepare`)."""
+    erased = erasure.prepare(store, event) if event.spec.erases else None
     writer = publication.Publisher(
         store,
         event.spec,
@@ -684,7 +611,6 @@ def _execute(
         writers=config.writers,
         progress=progress,
         total=len(selection.selected),
-        after=recorded_first,
     )
     with writer:
         attempts = execution.stage(
@@ -698,7 +624,6 @@ def _execute(
             judge=partial(validation.judge, registry),
             erased=erased,
         )
-    recorded_first()  # also when no batch waited for it: the phases stay in order
     event.complete("staged", {"staged": sum(1 for a in attempts if a.successor is not None)})
     return attempts, writer
 

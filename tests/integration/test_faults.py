@@ -260,14 +260,10 @@ def test_kill_between_candidate_fact_batches_writes_each_withdrew_edge_once(
 ) -> None:
     """The barrier marks the cascade held; the WITHDREW edges of its descendants are
     written with the candidate facts, in batches. A kill between two batches leaves some
-    written: resuming writes the rest, none twice, and ends like an uninterrupted run.
-    Execution builds its first batches meanwhile, but stages none of them: no successor
-    is written before the selection is recorded."""
+    written: resuming writes the rest, none twice, and ends like an uninterrupted run."""
     ref = references["delete"]
     _kill_mid_batches(memory, neo4j_settings, tmp_path, "delete", "crash-mid-record", "recording")
     check_invariants(memory, ref.cascade)
-    written = {uid: history for uid in ref.cascade if len(history := versions(memory, uid)) > 1}
-    assert written == {}, "successors written before the selection was recorded"
     [held] = [r for r in memory.audit_events() if r["event"] == "crash-mid-record"]
     assert held["phase"] == "withdrawn" and held["status"] == "open"
     audited = {uid for uids in memory.report("crash-mid-record").outcomes.values() for uid in uids}

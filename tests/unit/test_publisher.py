@@ -55,9 +55,9 @@ def _attempt(uid: str, requires: tuple[str, ...] = ()) -> Attempt:
     return Attempt(candidate, f"t/{uid}@2", None, None, validated=False)
 
 
-def _publisher(store: _Store, **options: Any) -> Publisher:
+def _run(store: _Store, attempts: list[Attempt], **options: Any) -> Publisher:
     spec = RepairEventSpec(id="e1", type="delete", roots=["root"], ns="t")
-    return Publisher(
+    writer = Publisher(
         store,  # type: ignore[arg-type]
         spec,
         prepare=lambda rows: rows,
@@ -65,10 +65,6 @@ def _publisher(store: _Store, **options: Any) -> Publisher:
         backlog=None,
         **options,
     )
-
-
-def _run(store: _Store, attempts: list[Attempt], **options: Any) -> Publisher:
-    writer = _publisher(store, **options)
     with writer:
         for attempt in attempts:
             writer.add(attempt)
@@ -129,31 +125,3 @@ def test_the_writers_reach_the_repair_config(monkeypatch: pytest.MonkeyPatch) ->
     assert RepairConfig.from_settings(load_settings()).writers == 2
     monkeypatch.setenv("MEMOREPAIR_REPAIR_WRITERS", "1")
     assert RepairConfig.from_settings(load_settings()).writers == 1
-
-
-def test_no_batch_is_written_before_what_must_precede_it() -> None:
-    """The repair records its selection while execution builds the first batches: both
-    batches are handed to the writers before it is recorded, and neither starts its
-    transaction until then."""
-    store = _Store(wait_s=0.0)
-    recorded = threading.Event()
-    writer = _publisher(store, writers=2, after=lambda: bool(recorded.wait(OVERLAP_WAIT_S)))
-    with writer:
-        for uid in ("a1", "a2", "b1", "b2"):
-            writer.add(_attempt(uid))
-        with store._mutex:
-            store.log.append(("recorded", "", -1))
-        recorded.set()
-    assert store.log[0] == ("recorded", "", -1)
-    assert sorted(_order(store)[1:]) == ["end a1", "end b1", "start a1", "start b1"]
-
-
-def test_an_error_of_what_must_precede_the_batches_is_raised_and_nothing_is_written() -> None:
-    store = _Store(wait_s=0.0)
-
-    def after() -> None:
-        raise RuntimeError("recording the selection failed")
-
-    with pytest.raises(RuntimeError, match="recording the selection failed"):
-        _run(store, [_attempt("a1"), _attempt("a2"), _attempt("b1")], writers=2, after=after)
-    assert store.log == []
