@@ -22,7 +22,7 @@ def collector_paused() -> Iterator[None]:
 
     Both allocate hundreds of thousands of small, long-lived objects (rows, artifacts,
     candidates), and each full collection walks all of them: about a fifth of a
-    100k-node repair, and 15-20% of a 20k-item `record_many`. Reference counting still
+    100k-node repair, and 13-15% of a 20k-item `record_many`. Reference counting still
     frees everything acyclic at once; cycles are collected when the collector resumes.
     Pauses nest across threads: the collector resumes when the last one ends, and only
     if it was running when the first began.
