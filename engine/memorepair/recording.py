@@ -187,6 +187,7 @@ def _check_size(limit: int, artifact: ArtifactIn, line: int | None) -> None:
         )
 
 
+@collector_paused()  # a fresh pause per call (a context manager used as a decorator)
 def _import(
     store: Store,
     ns: str,
@@ -201,21 +202,10 @@ def _import(
     each, else staged under an import record and published in one transaction.
 
     With a `backlog`, versions commit without embeddings, which the backlog writes after
-    them; without, they are computed before each batch.
+    them; without, they are computed before each batch. Python's cyclic collector is
+    paused throughout: a full collection would walk every row built (`collector_paused`).
     """
     store.require_schema()
-    with collector_paused():
-        return _import_paused(store, ns, batch, progress, on_stale, writes)
-
-
-def _import_paused(
-    store: Store,
-    ns: str,
-    batch: _Batch,
-    progress: Callable[[int, int], None],
-    on_stale: OnStale,
-    writes: Writes,
-) -> ImportReport:
     order, inputs, skipped = _plan(store, ns, batch)
     report = ImportReport(skipped=len(skipped))
     sizes = batch.skeleton.sizes

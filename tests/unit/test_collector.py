@@ -62,3 +62,17 @@ def test_a_collector_turned_off_by_the_caller_stays_off() -> None:
     with collector_paused():
         pass
     assert not gc.isenabled()
+
+
+def test_as_a_decorator_each_call_pauses_and_resumes() -> None:
+    gc.enable()
+    seen: list[bool] = []
+
+    @collector_paused()
+    def call() -> None:
+        seen.append(gc.isenabled())
+
+    call()
+    call()  # a second call gets a pause of its own, not the spent first one
+    assert seen == [False, False]
+    assert gc.isenabled()
