@@ -37,7 +37,7 @@ gives topological levels (``levels``), and every reachability question is one ve
 step per level. Graphs too deep for that (``level_budget``) use igraph's search instead.
 
 Only this module imports igraph (requirement-graph analysis and a min-cut backend) and
-OR-tools (min-cut backend for large networks, imported lazily).
+OR-tools (min-cut backend for large networks), both imported on first use.
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, Protocol
 
-import igraph as ig
 import numpy as np
 import numpy.typing as npt
 
@@ -93,6 +92,15 @@ MAX_LAM_COST: Final = 1e15
 """``λ · max(c)`` above this is a configuration error, not a meaningful trade-off."""
 
 _DEFAULT_THRESHOLD: Final = 200_000
+
+
+def _igraph() -> Any:
+    """igraph, imported on first use. Its import looks for matplotlib (to draw), which
+    alone takes most of a second where matplotlib is installed: every command that never
+    selects (`record`, `search`, `status`, ...) would pay it at start-up."""
+    import igraph
+
+    return igraph
 
 
 # --------------------------------------------------------------------------- public data
@@ -183,18 +191,22 @@ class _IgraphCut:
         self._n = n_nodes
         self._s = s
         self._t = t
-        self._graph = ig.Graph(n=n_nodes, edges=_pairs(self._tails, self._heads), directed=True)
+        self._graph = _igraph().Graph(
+            n=n_nodes, edges=_pairs(self._tails, self._heads), directed=True
+        )
 
     def solve(self, capacities: IntVector) -> BoolArray:
         caps = np.asarray(capacities, dtype=np.int64)
-        value, flow_list, _, _ = ig.GraphBase.maxflow(self._graph, self._s, self._t, caps.tolist())
+        value, flow_list, _, _ = _igraph().GraphBase.maxflow(
+            self._graph, self._s, self._t, caps.tolist()
+        )
         flow = np.asarray(flow_list, dtype=np.float64)
         capf = caps.astype(np.float64)
         forward = flow < capf
         backward = flow > 0
         res_tails = np.concatenate([self._tails[forward], self._heads[backward]])
         res_heads = np.concatenate([self._heads[forward], self._tails[backward]])
-        residual = ig.Graph(n=self._n, edges=_pairs(res_tails, res_heads), directed=True)
+        residual = _igraph().Graph(n=self._n, edges=_pairs(res_tails, res_heads), directed=True)
         mask = np.zeros(self._n, dtype=np.bool_)
         mask[residual.subcomponent(self._s, mode="out")] = True
         crossing = mask[self._tails] & ~mask[self._heads]
@@ -470,7 +482,7 @@ class GraphReach:
         self.tails = tails
         self.heads = heads
         self._n = n
-        self.graph: Any = ig.Graph(n=n, edges=_pairs(tails, heads), directed=True)
+        self.graph: Any = _igraph().Graph(n=n, edges=_pairs(tails, heads), directed=True)
 
     def down(self, seeds: BoolArray) -> BoolArray:
         return self._search(seeds, "out")
@@ -573,7 +585,7 @@ def _on_cycle(n: int, tails: IntArray, heads: IntArray, among: BoolArray) -> Boo
     inside = among[tails] & among[heads]
     sub_tails = local[tails[inside]]
     sub_heads = local[heads[inside]]
-    graph = ig.Graph(n=len(nodes), edges=_pairs(sub_tails, sub_heads), directed=True)
+    graph = _igraph().Graph(n=len(nodes), edges=_pairs(sub_tails, sub_heads), directed=True)
     scc = np.asarray(graph.connected_components(mode="strong").membership, dtype=np.int64)
     cyclic = np.bincount(scc)[scc] > 1
     cyclic[sub_heads[sub_heads == sub_tails]] = True  # self-requirements
@@ -647,7 +659,7 @@ def _pack_components(
     its own is its own batch.
     """
     k = len(nodes)
-    graph = ig.Graph(n=k, edges=_pairs(req_j, req_i), directed=True)
+    graph = _igraph().Graph(n=k, edges=_pairs(req_j, req_i), directed=True)
     comp = np.asarray(graph.connected_components(mode="weak").membership, dtype=np.int64)
     n_comp = int(comp.max(initial=-1)) + 1
     comp_nodes = np.bincount(comp, minlength=n_comp)
