@@ -1,7 +1,7 @@
 """Performance figures on synthetic memories (prints tables; asserts nothing).
 
 Run ``make bench`` (``python -m bench.perf`` from the checkout) against the
-configured Neo4j. Four sections, each selectable with ``--only``:
+configured Neo4j. Five sections, each selectable with ``--only``:
 
 ``phases``     a layered memory (records -> caches with a replay recipe -> summaries ->
                skills) of each ``--sizes`` artifact count, imported with the engine's batched
@@ -31,10 +31,15 @@ configured Neo4j. Four sections, each selectable with ``--only``:
                transaction) for ``--write-n`` artifacts, ``--repeats`` times (new uids each);
                ``record`` latency against a bare one-node write, embeddings deferred and
                inline; ``record_many`` rates for ``--batch-n`` artifacts.
+``floorreads`` the write floor of the first ``--sizes`` memory at each ``--floor-paces``,
+               and then the engine's repair, each with the phases section's uid reader:
+               what the least writes of any repair cost serving reads, at the pace a repair
+               within a given multiple of the floor would need.
 """
 
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import random
@@ -58,8 +63,9 @@ from memorepair.graphs import topological
 from memorepair.model import Arch, Artifact, ArtifactIn, Kind, Mode, Recipe, artifact_key
 from memorepair.operators.base import RepairContext, Successor, Validation
 from memorepair.queries import Query
+from memorepair.store import rest
 
-SECTIONS = ("phases", "selection", "reach", "writes")
+SECTIONS = ("phases", "selection", "reach", "writes", "floorreads")
 PHASES = (
     "barrier",
     "hold",
@@ -293,7 +299,9 @@ class PhaseRow:
         return sum(self.floor.values())
 
 
-def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, float]:
+def write_floor(
+    memory: MemoryStore, keys: list[str], run: int, pace: float = 1.0
+) -> dict[str, float]:
     """Seconds per step of the least any repair under this data model writes for a cascade.
 
     One plain read of the cascade (nodes, inputs, out-edges); withdraw it by vid; one
@@ -302,7 +310,8 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
     its influence edges. Nothing else: no pruned reach, no candidates, selection,
     operators, staging, validation, outcomes or crash safety. It is the yardstick the
     100k-descendant target is read against: if these writes alone exceed the target on
-    this machine, no implementation of the versioned model can meet it here.
+    this machine, no implementation of the versioned model can meet it here. ``pace``
+    rests after each batch as a paced repair does (``store.rest``).
     """
     seconds: dict[str, float] = {}
     seconds["read"], cascade = _timed(partial(memory.store.read, RAW_CASCADE, keys=keys))
@@ -318,25 +327,31 @@ def write_floor(memory: MemoryStore, keys: list[str], run: int) -> dict[str, flo
     batches = [order[i : i + size] for i in range(0, len(order), size)]
     key = f"{memory.ns}/bench-floor-{run}"
 
+    def write(query: Query, **params: Any) -> list[dict[str, Any]]:
+        started = time.perf_counter()
+        rows = memory.store.write(query, **params)
+        rest(time.perf_counter() - started, pace)
+        return rows
+
     def withdraw() -> None:
         for vids in batches:
-            memory.store.write(FLOOR_WITHDRAW, vids=vids)
+            write(FLOOR_WITHDRAW, vids=vids)
 
     def withdrew() -> None:
         memory.store.write(FLOOR_EVENT, key=key, ns=memory.ns, id=f"bench-floor-{run}")
         for vids in batches:
-            memory.store.write(FLOOR_WITHDREW, key=key, vids=vids)
+            write(FLOOR_WITHDREW, key=key, vids=vids)
 
     seconds["withdraw"], _ = _timed(withdraw)
     seconds["withdrew"], _ = _timed(withdrew)
     seconds["successors"] = seconds["influences"] = 0.0
     written = edges = 0
     for vids in batches:
-        took, rows = _timed(partial(memory.store.write, FLOOR_SUCCESSORS, vids=vids))
+        took, rows = _timed(partial(write, FLOOR_SUCCESSORS, vids=vids))
         seconds["successors"] += took
         written += rows[0]["written"]
         wanted = [{"key": keys_of[v], "keys": inputs[v]} for v in vids if inputs[v]]
-        took, rows = _timed(partial(memory.store.write, FLOOR_INFLUENCES, rows=wanted))
+        took, rows = _timed(partial(write, FLOOR_INFLUENCES, rows=wanted))
         seconds["influences"] += took
         edges += rows[0]["edges"]
     expected = sum(len(used) for used in inputs.values())
@@ -446,6 +461,57 @@ def bench_phases(
         memory.clear()
     _print_uid_reads(reads)
     _print_pacing(sizes[0], trade)
+
+
+def bench_floor_reads(base: MemoryStore, n: int, repeats: int, paces: Sequence[float]) -> None:
+    """What the least writes of a repair cost serving reads, whoever writes them.
+
+    The write floor (``write_floor``) at each pace, with the uid reader of the phases
+    section: if even these writes, at the pace a repair within 1.5x of them needs, put
+    uid-read p99 above 2x idle, no repair at that speed keeps reads within 2x on this
+    machine. The engine's repair at pace 1 runs in the same repeat, for the ratio.
+    """
+    print(f"\n== floorreads: uid reads during the write floor, {n} artifacts ==")
+    memory = _fresh(f"perf-floorreads-{n}", base)
+    register_noops(base)
+    items = layered_memory(n)
+    _import_embedded(memory, items)
+    uids = [item.uid for item in items]
+    del items
+    keys = [artifact_key(memory.ns, HUB)]
+    print(f"{'run':>3} {'writer':>12} {'seconds':>8} {'idle p99':>9} {'p99':>8} {'ratio':>6}")
+    runs = itertools.count(100)  # the floor's event ids, apart from the phases section's
+    for run in range(1, repeats + 1):
+        for pace in paces:
+            floor = partial(write_floor, memory, keys, next(runs), pace)
+            _floor_reads_row(memory, uids, run, f"floor {pace:g}", partial(_seconds_of, floor))
+        repair = partial(memory.repair, correct_event(f"perf-floorreads-{run}"))
+        _floor_reads_row(memory, uids, run, "repair 1", partial(_seconds_of, repair))
+        memory.flush_embeddings()
+    print("ms; idle = 3 s just before; p99 while the writer ran; floor = write_floor at the")
+    print("pace (rests after each batch for what it took times (1 - pace) / pace)")
+    memory.clear()
+
+
+def _seconds_of(fn: Callable[[], Any]) -> float:
+    return _timed(fn)[0]
+
+
+def _floor_reads_row(
+    memory: MemoryStore, uids: Sequence[str], run: int, tag: str, write: Callable[[], float]
+) -> None:
+    idle = _quantiles(_durations(_uid_reads(memory, uids, lambda: time.sleep(3.0))))[1]
+    marks: dict[str, float] = {}
+
+    def timed() -> None:
+        marks["start"] = time.monotonic()
+        marks["seconds"] = write()
+        marks["end"] = time.monotonic()
+
+    reads = _uid_reads(memory, uids, timed)
+    during = [s for t, s in reads if marks["start"] <= t < marks["end"]]
+    p99 = _quantiles(during)[1]
+    print(f"{run:>3} {tag:>12} {marks['seconds']:8.2f} {idle:9.2f} {p99:8.2f} {p99 / idle:6.2f}")
 
 
 def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
@@ -907,6 +973,11 @@ def main(argv: list[str] | None = None) -> int:
         "(default: %(default)s; empty: none)",
     )
     parser.add_argument(
+        "--floor-paces",
+        default="1,0.67,0.5",
+        help="floorreads: paces of the write floor, on the first size (default: %(default)s)",
+    )
+    parser.add_argument(
         "--selection-sizes",
         default="1e3,1e4,1e5,1e6",
         help="selection: candidate counts (default: %(default)s)",
@@ -940,7 +1011,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"bench perf: {os.cpu_count()} cpus, repeats {args.repeats}")
     if "selection" in only:
         bench_selection(_sizes(args.selection_sizes), args.repeats, args.solver_cap)
-    if only & {"phases", "reach", "writes"}:
+    if only & {"phases", "reach", "writes", "floorreads"}:
         with open_store(ns="perf") as base:
             base.apply_schema()
             print(f"server {base.store.verify()} at {base.store.uri}")
@@ -953,6 +1024,9 @@ def main(argv: list[str] | None = None) -> int:
             if "phases" in only:
                 paces = [float(p) for p in args.paces.split(",") if p.strip()]
                 bench_phases(base, _sizes(args.sizes), args.repeats, paces)
+            if "floorreads" in only:
+                paces = [float(p) for p in args.floor_paces.split(",") if p.strip()]
+                bench_floor_reads(base, _sizes(args.sizes)[0], args.repeats, paces)
     print(f"\npython peak RSS {_py_peak_mib():.0f} MiB")
     return 0
 
