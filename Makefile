@@ -42,11 +42,13 @@ NS ?= default
 mcp-config: $(STAMP) ## an MCP host's entry for this checkout's server (namespace NS)
 	@$(MR) --ns $(NS) mcp --print-config
 
-test: $(STAMP) ## unit tests, then integration tests against a local Neo4j of their own
-	$(BIN)/python -m pytest -q
+# The unit tier runs on every core (pytest-xdist): it needs no server and is CPU-bound.
+# The integration tier runs in one process: its crash tests stop and restart the server.
+test: test-unit ## unit tests (in parallel), then integration tests against a Neo4j of their own
+	$(BIN)/python -m pytest -q -m integration
 
 test-unit: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration"
+	$(BIN)/python -m pytest -q -m "not integration" -n auto
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine tests bench

@@ -3,7 +3,9 @@
 integration tier.
 
 Unit tests run first (collection puts them before the integration tier), so a quick
-failure shows before the server is even started.
+failure shows before the server is even started. `make test` runs the tiers as two passes:
+the unit tier on every core (pytest-xdist), then the integration tier in one process (its
+crash tests stop and restart the server the others use).
 
 The integration tier uses the server named by NEO4J_URI when it is set (the official
 driver's convention), else a local Community server of its own: its own state folder
