@@ -410,6 +410,7 @@ def bench_phases(
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
             if run == 1:  # uid reads idle, then during this repair (a reader process)
+                _settle(memory)
                 idle = _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
                 found = _uid_reads_during(memory, uids, event)
                 total, report, indexed = found.total, found.report, found.indexed
@@ -479,7 +480,10 @@ def bench_floor_reads(base: MemoryStore, n: int, repeats: int, paces: Sequence[f
     uids = [item.uid for item in items]
     del items
     keys = [artifact_key(memory.ns, HUB)]
-    print(f"{'run':>3} {'writer':>12} {'seconds':>8} {'idle p99':>9} {'p99':>8} {'ratio':>6}")
+    print(
+        f"{'run':>3} {'writer':>12} {'seconds':>8} {'settle':>7} {'idle p99':>9} {'p99':>8} "
+        f"{'ratio':>6}"
+    )
     runs = itertools.count(100)  # the floor's event ids, apart from the phases section's
     for run in range(1, repeats + 1):
         for pace in paces:
@@ -488,8 +492,9 @@ def bench_floor_reads(base: MemoryStore, n: int, repeats: int, paces: Sequence[f
         repair = partial(memory.repair, correct_event(f"perf-floorreads-{run}"))
         _floor_reads_row(memory, uids, run, "repair 1", partial(_seconds_of, repair))
         memory.flush_embeddings()
-    print("ms; idle = 3 s just before; p99 while the writer ran; floor = write_floor at the")
-    print("pace (rests after each batch for what it took times (1 - pace) / pace)")
+    print("ms; settle = seconds waited for the server to go idle (_settle), then idle = 3 s of")
+    print("reads; p99 while the writer ran; floor = write_floor at the pace (rests after each")
+    print("batch for what it took times (1 - pace) / pace)")
     memory.clear()
 
 
@@ -500,6 +505,7 @@ def _seconds_of(fn: Callable[[], Any]) -> float:
 def _floor_reads_row(
     memory: MemoryStore, uids: Sequence[str], run: int, tag: str, write: Callable[[], float]
 ) -> None:
+    settled = _settle(memory)
     idle = _quantiles(_durations(_uid_reads(memory, uids, lambda: time.sleep(3.0))))[1]
     marks: dict[str, float] = {}
 
@@ -511,7 +517,42 @@ def _floor_reads_row(
     reads = _uid_reads(memory, uids, timed)
     during = [s for t, s in reads if marks["start"] <= t < marks["end"]]
     p99 = _quantiles(during)[1]
-    print(f"{run:>3} {tag:>12} {marks['seconds']:8.2f} {idle:9.2f} {p99:8.2f} {p99 / idle:6.2f}")
+    print(
+        f"{run:>3} {tag:>12} {marks['seconds']:8.2f} {settled:7.1f} {idle:9.2f} {p99:8.2f} "
+        f"{p99 / idle:6.2f}"
+    )
+
+
+def _settle(memory: MemoryStore, quiet: float = 0.05, most_s: float = 120.0) -> float:
+    """Wait until the local server is idle: under `quiet` of a core over one second (its
+    text index catches up after large writes, eventually consistent, and it checkpoints).
+    An "idle" read baseline taken before that measures the server's own aftermath. Returns
+    the seconds waited (a server elsewhere: a 5 s rest, its CPU not visible from here)."""
+    if not memory.settings.uses_local_server:
+        time.sleep(5.0)
+        return 5.0
+    from memorepair.local.server import LocalServer
+
+    pid = LocalServer(memory.settings).status().pid
+    started = time.monotonic()
+    tick = os.sysconf("SC_CLK_TCK")
+    busy = _cpu_ticks(pid)
+    while busy is not None and time.monotonic() - started < most_s:
+        time.sleep(1.0)
+        now = _cpu_ticks(pid)
+        if now is None or (now - busy) / tick < quiet:
+            break
+        busy = now
+    return time.monotonic() - started
+
+
+def _cpu_ticks(pid: int | None) -> int | None:
+    """User + system clock ticks of a process so far (None: not readable here)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except (OSError, TypeError):
+        return None
+    return int(fields[11]) + int(fields[12])
 
 
 def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
@@ -549,10 +590,11 @@ def _durations(reads: Sequence[tuple[float, float]]) -> list[float]:
 def _uid_reader(settings: Any, ns: str, uids: list[str], stop: Any, ready: Any, queue: Any) -> None:
     reads: list[tuple[float, float]] = []
     rng = random.Random(7)
+    parent = os.getppid()  # a bench killed mid-run must not leave its reader loading the server
     with open_store(ns=ns, settings=settings) as reader:
         reader.retrieve(uid=uids[0])  # connected and warm before the clock starts
         ready.set()
-        while not stop.is_set():
+        while not stop.is_set() and os.getppid() == parent:
             uid = rng.choice(uids)
             started = time.monotonic()
             reader.retrieve(uid=uid)
@@ -600,6 +642,7 @@ def _paced_repair(
     settings = memory.settings.model_copy(update={"repair_pace": pace})
     with open_store(ns=memory.ns, settings=settings) as paced:
         register_noops(paced)
+        _settle(paced)
         idle = _durations(_uid_reads(paced, uids, lambda: time.sleep(3.0)))
         found = _uid_reads_during(paced, uids, correct_event(f"perf-pace-{pace:g}"))
     return pace, idle, found
@@ -619,8 +662,9 @@ def _print_uid_reads(reads: Sequence[tuple[int, list[float], DuringRepair]]) -> 
             f"{n:>9} {i50:9.2f} {i99:9.2f} {r50:8.2f} {r99:8.2f} {r99 / i99:9.2f} "
             f"{len(found.during):>6} {v99:8.2f} {v99 / i99:6.2f}"
         )
-    print("ms; idle = 3 s before the repair; rep = while memory.repair ran (the reader adds")
-    print("load); vec = after it, while its deferred vectors were written")
+    print("ms; idle = 3 s before the repair, once the server has gone idle (_settle); rep =")
+    print("while memory.repair ran (the reader adds load); vec = after it, while its deferred")
+    print("vectors were written")
 
 
 def _print_pacing(n: int, trade: Sequence[tuple[float, list[float], DuringRepair]]) -> None:
