@@ -485,42 +485,53 @@ def bench_floor_reads(base: MemoryStore, n: int, repeats: int, paces: Sequence[f
         f"{'ratio':>6}"
     )
     runs = itertools.count(100)  # the floor's event ids, apart from the phases section's
+    rows: list[tuple[str, list[float], float]] = []
     for run in range(1, repeats + 1):
         for pace in paces:
             floor = partial(write_floor, memory, keys, next(runs), pace)
-            _floor_reads_row(memory, uids, run, f"floor {pace:g}", partial(_seconds_of, floor))
+            rows.append(_floor_reads_row(memory, uids, run, f"floor {pace:g}", floor))
         repair = partial(memory.repair, correct_event(f"perf-floorreads-{run}"))
-        _floor_reads_row(memory, uids, run, "repair 1", partial(_seconds_of, repair))
+        rows.append(_floor_reads_row(memory, uids, run, "repair 1", repair))
         memory.flush_embeddings()
     print("ms; settle = seconds waited for the server to go idle (_settle), then idle = 3 s of")
     print("reads; p99 while the writer ran; floor = write_floor at the pace (rests after each")
     print("batch for what it took times (1 - pace) / pace)")
+    _print_pooled_idle(rows)
     memory.clear()
 
 
-def _seconds_of(fn: Callable[[], Any]) -> float:
-    return _timed(fn)[0]
+def _print_pooled_idle(rows: Sequence[tuple[str, list[float], float]]) -> None:
+    """Each writer's median p99 against the p99 of every idle window's reads pooled: one
+    3 s window's p99 moves with the host far more than the writers' do."""
+    pooled = _quantiles([s for _, idle, _ in rows for s in idle])[1]
+    count = sum(len(idle) for _, idle, _ in rows)
+    print(f"pooled idle p99 {pooled:.2f} ms over {count} reads; median p99 during, and ratio:")
+    for tag in dict.fromkeys(tag for tag, _, _ in rows):
+        p99 = _median([p for t, _, p in rows if t == tag])
+        print(f"{tag:>16} {p99:8.2f} {p99 / pooled:6.2f}")
 
 
 def _floor_reads_row(
-    memory: MemoryStore, uids: Sequence[str], run: int, tag: str, write: Callable[[], float]
-) -> None:
+    memory: MemoryStore, uids: Sequence[str], run: int, tag: str, write: Callable[[], Any]
+) -> tuple[str, list[float], float]:
+    """One writer with the reader: prints its row; (tag, idle reads' seconds, p99 ms)."""
     settled = _settle(memory)
-    idle = _quantiles(_durations(_uid_reads(memory, uids, lambda: time.sleep(3.0))))[1]
+    idle = _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
     marks: dict[str, float] = {}
 
     def timed() -> None:
         marks["start"] = time.monotonic()
-        marks["seconds"] = write()
+        write()
         marks["end"] = time.monotonic()
 
     reads = _uid_reads(memory, uids, timed)
-    during = [s for t, s in reads if marks["start"] <= t < marks["end"]]
-    p99 = _quantiles(during)[1]
+    p99 = _quantiles([s for t, s in reads if marks["start"] <= t < marks["end"]])[1]
+    idle99 = _quantiles(idle)[1]
     print(
-        f"{run:>3} {tag:>12} {marks['seconds']:8.2f} {settled:7.1f} {idle:9.2f} {p99:8.2f} "
-        f"{p99 / idle:6.2f}"
+        f"{run:>3} {tag:>12} {marks['end'] - marks['start']:8.2f} {settled:7.1f} "
+        f"{idle99:9.2f} {p99:8.2f} {p99 / idle99:6.2f}"
     )
+    return tag, idle, p99
 
 
 def _settle(memory: MemoryStore, quiet: float = 0.05, most_s: float = 120.0) -> float:
