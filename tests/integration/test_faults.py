@@ -328,21 +328,18 @@ class _Halt(Exception):
     """Stops the repair right after the barrier committed (as a crash would)."""
 
 
-@pytest.fixture
-def unembedded(neo4j_settings: Settings) -> Iterator[MemoryStore]:
-    """A namespace of its own without embeddings: the barrier does not touch vectors, and
-    100k deferred ones written beside it (then deleted at the end) only add minutes."""
-    settings = neo4j_settings.model_copy(update={"embeddings": False})
-    with open_store(ns=f"t{uuid.uuid4().hex[:12]}", settings=settings) as memory:
-        try:
-            yield memory
-        finally:
-            memory.clear()
-
-
 @pytest.mark.slow
-def test_barrier_withdraws_100k_nodes_in_one_transaction(unembedded: MemoryStore) -> None:
-    memory = unembedded
+def test_barrier_withdraws_100k_nodes_in_one_transaction(
+    memory: MemoryStore, neo4j_settings: Settings
+) -> None:
+    # The fixture's namespace, without embeddings: the barrier touches no vector, and 100k
+    # deferred ones written beside it (then deleted with the namespace) only add minutes.
+    unembedded = neo4j_settings.model_copy(update={"embeddings": False})
+    with open_store(ns=memory.ns, settings=unembedded) as plain:
+        _barrier_on_100k(plain)
+
+
+def _barrier_on_100k(memory: MemoryStore) -> None:
     mids, leaves = 1000, 99
     items = [ArtifactIn(uid="root", kind=Kind.RECORD, content="root")]
     for i in range(mids):

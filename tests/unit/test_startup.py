@@ -18,4 +18,3 @@ def test_importing_the_api_and_the_cli_leaves_the_solvers_unimported() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
     )
     assert done.stdout.strip() == "", f"imported at start-up: {done.stdout.strip()}"
-
