@@ -128,8 +128,11 @@ class NoOpOperator:
 
 
 def register_noops(memory: MemoryStore) -> None:
+    """The no-op operators, first, once per registry (several sections share it)."""
     for mode in (Mode.RECOMPUTE, Mode.REGEN, Mode.PARAM):
-        memory.register_operator(NoOpOperator(mode), first=True)
+        noop = NoOpOperator(mode)
+        if memory.registry.named(noop.name) is None:
+            memory.register_operator(noop, first=True)
 
 
 # ---- synthetic memories ---------------------------------------------------------------
@@ -410,9 +413,10 @@ def bench_phases(
             event = correct_event(f"perf-{run}")
             plan, _ = _timed(partial(memory.plan, event))
             if run == 1:  # uid reads idle, then during this repair (a reader process)
-                _settle(memory)
-                idle = _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
-                found = _uid_reads_during(memory, uids, event)
+                idle = _idle_reads(memory, uids)[1]
+                found = _uid_reads_during(
+                    memory, uids, partial(memory.repair, event), memory.flush_embeddings
+                )
                 total, report, indexed = found.total, found.report, found.indexed
                 reads.append((n, idle, found))
             else:
@@ -515,23 +519,21 @@ def _floor_reads_row(
     memory: MemoryStore, uids: Sequence[str], run: int, tag: str, write: Callable[[], Any]
 ) -> tuple[str, list[float], float]:
     """One writer with the reader: prints its row; (tag, idle reads' seconds, p99 ms)."""
-    settled = _settle(memory)
-    idle = _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
-    marks: dict[str, float] = {}
-
-    def timed() -> None:
-        marks["start"] = time.monotonic()
-        write()
-        marks["end"] = time.monotonic()
-
-    reads = _uid_reads(memory, uids, timed)
-    p99 = _quantiles([s for t, s in reads if marks["start"] <= t < marks["end"]])[1]
-    idle99 = _quantiles(idle)[1]
+    settled, idle = _idle_reads(memory, uids)
+    found = _uid_reads_during(memory, uids, write)
+    p99, idle99 = _quantiles(found.during)[1], _quantiles(idle)[1]
     print(
-        f"{run:>3} {tag:>12} {marks['end'] - marks['start']:8.2f} {settled:7.1f} "
+        f"{run:>3} {tag:>12} {found.total:8.2f} {settled:7.1f} "
         f"{idle99:9.2f} {p99:8.2f} {p99 / idle99:6.2f}"
     )
     return tag, idle, p99
+
+
+def _idle_reads(memory: MemoryStore, uids: Sequence[str]) -> tuple[float, list[float]]:
+    """The idle baseline: once the server has gone idle (the seconds that took), 3 s of
+    uid reads (their seconds each)."""
+    settled = _settle(memory)
+    return settled, _durations(_uid_reads(memory, uids, lambda: time.sleep(3.0)))
 
 
 def _settle(memory: MemoryStore, quiet: float = 0.05, most_s: float = 120.0) -> float:
@@ -615,8 +617,9 @@ def _uid_reader(settings: Any, ns: str, uids: list[str], stop: Any, ready: Any, 
 
 @dataclass
 class DuringRepair:
-    """One repair with a reader: its seconds, report and the reads' latencies (s) while it
-    ran and while its deferred vectors were written after it (`indexed` seconds)."""
+    """One writer (a repair, a write floor) with a reader: its seconds, result and the
+    reads' latencies (s) while it ran and while `after` ran (`indexed` seconds; a repair's
+    deferred vectors)."""
 
     total: float
     report: Any
@@ -625,17 +628,22 @@ class DuringRepair:
     indexed: float
 
 
-def _uid_reads_during(memory: MemoryStore, uids: Sequence[str], event: Any) -> DuringRepair:
+def _uid_reads_during(
+    memory: MemoryStore,
+    uids: Sequence[str],
+    work: Callable[[], Any],
+    after: Callable[[], Any] = lambda: None,
+) -> DuringRepair:
     marks: dict[str, Any] = {}
 
-    def repair() -> None:
+    def timed() -> None:
         marks["start"] = time.monotonic()
-        marks["report"] = memory.repair(event)
+        marks["report"] = work()
         marks["end"] = time.monotonic()
-        memory.flush_embeddings()
+        after()
         marks["indexed"] = time.monotonic()
 
-    reads = _uid_reads(memory, uids, repair)
+    reads = _uid_reads(memory, uids, timed)
     return DuringRepair(
         marks["end"] - marks["start"],
         marks["report"],
@@ -653,9 +661,9 @@ def _paced_repair(
     settings = memory.settings.model_copy(update={"repair_pace": pace})
     with open_store(ns=memory.ns, settings=settings) as paced:
         register_noops(paced)
-        _settle(paced)
-        idle = _durations(_uid_reads(paced, uids, lambda: time.sleep(3.0)))
-        found = _uid_reads_during(paced, uids, correct_event(f"perf-pace-{pace:g}"))
+        idle = _idle_reads(paced, uids)[1]
+        repair = partial(paced.repair, correct_event(f"perf-pace-{pace:g}"))
+        found = _uid_reads_during(paced, uids, repair, paced.flush_embeddings)
     return pace, idle, found
 
 
