@@ -12,7 +12,7 @@ MR     := $(BIN)/memorepair
 # of its own (own state folder and ports: tests/conftest.py), never this one.
 export MEMOREPAIR_STATE_DIR ?= $(CURDIR)/.memorepair
 
-.PHONY: setup setup-bench neo4j-start neo4j-stop neo4j-status schema demo mcp-config test test-unit lint bench eval clean
+.PHONY: setup setup-bench neo4j-start neo4j-stop neo4j-status schema demo mcp-config test test-unit test-integration lint bench eval clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,12 +43,25 @@ mcp-config: $(STAMP) ## an MCP host's entry for this checkout's server (namespac
 	@$(MR) --ns $(NS) mcp --print-config
 
 # The unit tier runs on every core (pytest-xdist): it needs no server and is CPU-bound.
-# The integration tier runs in one process: its crash tests stop and restart the server.
-test: test-unit ## unit tests (in parallel), then integration tests against a Neo4j of their own
-	$(BIN)/python -m pytest -q -m integration
+# The integration tier runs on two workers sharing the tests' server (one file per worker
+# at a time), then its `serial` tests run alone: they stop the server or drop what every
+# namespace shares. Both passes are one run (MEMOREPAIR_TEST_RUN): the server the first
+# starts stays up for the second, which stops it; both run even if the first fails.
+test: test-unit test-integration ## unit tests, then integration tests against a Neo4j of their own
 
 test-unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration" -n auto
+
+test-integration: $(STAMP)
+	@run=make-$$$$-$$(date +%s); \
+	echo "integration tier, two workers:"; \
+	MEMOREPAIR_TEST_RUN=$$run MEMOREPAIR_KEEP_SERVER=1 \
+	  $(BIN)/python -m pytest -q -m "integration and not serial" -n 2 --dist loadfile; \
+	parallel=$$?; \
+	echo "integration tier, serial tests alone:"; \
+	MEMOREPAIR_TEST_RUN=$$run $(BIN)/python -m pytest -q -m "integration and serial"; \
+	serial=$$?; \
+	test $$parallel -eq 0 && test $$serial -eq 0
 
 lint: $(STAMP)
 	$(BIN)/ruff check engine tests bench

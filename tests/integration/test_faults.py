@@ -280,6 +280,7 @@ def _one_line_error(stderr: str) -> str:
     return lines[0]
 
 
+@pytest.mark.serial
 def test_server_stopped_mid_repair_leaves_event_resumable(
     memory: MemoryStore, neo4j_settings: Settings, tmp_path: Path
 ) -> None:

@@ -174,6 +174,7 @@ def test_retrieve_refuses_an_answer_cut_short_by_its_scan_bound(memory: MemorySt
     assert [a.uid for a in memory.retrieve(text="note 11")] == ["u11"]
 
 
+@pytest.mark.serial
 def test_schema_apply_replaces_a_synchronous_full_text_index(memory: MemoryStore) -> None:
     """Databases of earlier builds update `artifact_search` inside each commit."""
     store = memory.store

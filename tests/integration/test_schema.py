@@ -18,6 +18,7 @@ def constraint_names(memory: MemoryStore) -> set[str]:
     return {str(r["name"]) for r in records}
 
 
+@pytest.mark.serial
 def test_apply_schema_drops_the_live_key_constraint_of_earlier_builds(memory: MemoryStore) -> None:
     memory.store.driver.execute_query(
         "CREATE CONSTRAINT live_key IF NOT EXISTS FOR (a:Live) REQUIRE a.key IS UNIQUE"
@@ -62,6 +63,7 @@ def test_audit_check_reports_a_served_old_version(memory: MemoryStore) -> None:
     assert checked.stdout.strip() == "STALE fact@0 (not the current version)"
 
 
+@pytest.mark.serial
 def test_writes_refuse_a_database_whose_schema_was_never_applied(
     memory: MemoryStore, tmp_path: Path
 ) -> None:

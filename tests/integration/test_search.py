@@ -398,6 +398,7 @@ def test_the_text_index_is_awaited_only_after_this_process_wrote(
     assert names.count("serving/search/await_text_index") == 2
 
 
+@pytest.mark.serial
 def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
     memory: MemoryStore,
 ) -> None:
@@ -432,6 +433,7 @@ def test_compacting_the_vector_index_keeps_search_exact_before_during_and_after(
 RESHAPED = {"MEMOREPAIR_SEARCH_HNSW_M": "24", "MEMOREPAIR_SEARCH_HNSW_EF_CONSTRUCTION": "120"}
 
 
+@pytest.mark.serial
 def test_the_vector_index_takes_the_configured_hnsw_shape_when_it_is_built(
     memory: MemoryStore, neo4j_settings: Settings
 ) -> None:

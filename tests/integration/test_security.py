@@ -116,6 +116,7 @@ def local(neo4j_settings: Settings) -> LocalServer:
     return LocalServer(neo4j_settings)
 
 
+@pytest.mark.serial
 def test_auth_is_on_by_default(local: LocalServer, neo4j_settings: Settings) -> None:
     assert Settings.model_fields["local_auth"].default is True
     conf = (local.conf_dir / "neo4j.conf").read_text(encoding="utf-8")
