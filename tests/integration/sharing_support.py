@@ -25,6 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from memorepair import queries
+from memorepair.access import covers
 from memorepair.api import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,9 +54,11 @@ def _die_with_parent() -> None:
 
 
 def census(owner: MemoryStore, ns: str | None = None) -> list[dict[str, Any]]:
-    """Every node of the namespace (and every grant): what a refused call may not change."""
-    rows = owner.store.read(CENSUS, ns=ns or owner.ns)
-    return [*rows, {"grants": owner.grants()}]
+    """Every node of the namespace and every grant that covers it: what a refused call may
+    not change (grants on other namespaces are other tests', which may run meanwhile)."""
+    ns = ns or owner.ns
+    rows = owner.store.read(CENSUS, ns=ns)
+    return [*rows, {"grants": [g for g in owner.grants() if covers(g["pattern"], ns)]}]
 
 
 def settled(owner: MemoryStore, ns: str | None = None, limit_s: float = 60.0) -> None:
