@@ -49,7 +49,6 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from bench import args as bench_args
@@ -67,7 +66,9 @@ from bench.perf import (
     _py_peak_mib,
     _server_memory,
     _timed,
+    cpu_seconds,
     layered_memory,
+    server_pid,
     write_floor,
 )
 from memorepair import queries
@@ -632,20 +633,11 @@ def cpu_clock(memory: MemoryStore) -> Callable[[], float]:
     seconds much less, and the server serves only this benchmark. Without a local server
     the clock counts this process only (NaN would hide that the floor was measured).
     """
-    tick = os.sysconf("SC_CLK_TCK")
-    stat: Path | None = None
-    if memory.settings.uses_local_server:
-        from memorepair.local.server import LocalServer
-
-        pid = LocalServer(memory.settings).status().pid
-        stat = Path(f"/proc/{pid}/stat") if pid else None
+    pid = server_pid(memory)
 
     def clock() -> float:
-        server = 0.0
-        if stat is not None and stat.is_file():
-            fields = stat.read_text().rpartition(")")[2].split()
-            server = (int(fields[11]) + int(fields[12])) / tick  # utime + stime
-        return server + time.process_time()
+        server = cpu_seconds(pid) if pid is not None else None
+        return (server or 0.0) + time.process_time()
 
     return clock
 

@@ -243,12 +243,10 @@ def _server_memory(memory: MemoryStore) -> str:
             parts.append(f"heap {heap['used'] / 2**20:.0f}/{heap['max'] / 2**20:.0f} MiB")
     except DatabaseError:
         pass
-    if memory.settings.uses_local_server:
-        from memorepair.local.server import LocalServer
-
-        pid = LocalServer(memory.settings).status().pid
-        status = Path(f"/proc/{pid}/status") if pid else None
-        if status is not None and status.is_file():
+    pid = server_pid(memory)
+    if pid is not None:
+        status = Path(f"/proc/{pid}/status")
+        if status.is_file():
             for line in status.read_text().splitlines():
                 if line.startswith("VmHWM:"):
                     parts.append(f"peak RSS {int(line.split()[1]) / 1024:.0f} MiB")
@@ -541,31 +539,37 @@ def _settle(memory: MemoryStore, quiet: float = 0.05, most_s: float = 120.0) -> 
     text index catches up after large writes, eventually consistent, and it checkpoints).
     An "idle" read baseline taken before that measures the server's own aftermath. Returns
     the seconds waited (a server elsewhere: a 5 s rest, its CPU not visible from here)."""
-    if not memory.settings.uses_local_server:
+    pid = server_pid(memory)
+    if pid is None:
         time.sleep(5.0)
         return 5.0
-    from memorepair.local.server import LocalServer
-
-    pid = LocalServer(memory.settings).status().pid
     started = time.monotonic()
-    tick = os.sysconf("SC_CLK_TCK")
-    busy = _cpu_ticks(pid)
+    busy = cpu_seconds(pid)
     while busy is not None and time.monotonic() - started < most_s:
         time.sleep(1.0)
-        now = _cpu_ticks(pid)
-        if now is None or (now - busy) / tick < quiet:
+        now = cpu_seconds(pid)
+        if now is None or now - busy < quiet:
             break
         busy = now
     return time.monotonic() - started
 
 
-def _cpu_ticks(pid: int | None) -> int | None:
-    """User + system clock ticks of a process so far (None: not readable here)."""
+def server_pid(memory: MemoryStore) -> int | None:
+    """The local server's process id (None: a server elsewhere, or not running)."""
+    if not memory.settings.uses_local_server:
+        return None
+    from memorepair.local.server import LocalServer
+
+    return LocalServer(memory.settings).status().pid
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of a process so far (None: not readable here)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except (OSError, TypeError):
+    except OSError:
         return None
-    return int(fields[11]) + int(fields[12])
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _import_embedded(memory: MemoryStore, items: list[ArtifactIn]) -> None:
