@@ -115,11 +115,13 @@ def _owner_file() -> Path:
 def _prepare_once(settings: Settings) -> None:
     """Start the tests' server unless it runs, and apply the schema: under a file lock, so
     workers do it one at a time (the first starts the server, none races another's DDL)."""
-    TEST_STATE.absolute().mkdir(parents=True, exist_ok=True)
-    with open(TEST_STATE.absolute() / "tests-start.lock", "w") as lock:
+    lock_file = _owner_file().with_name("tests-start.lock")
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock_file, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if settings.uses_local_server and not LocalServer(settings).status().running:
-            LocalServer(settings).start()
+        server = LocalServer(settings)
+        if settings.uses_local_server and not server.status().running:
+            server.start()
             _owner_file().write_text(os.environ[RUN_ENV], encoding="utf-8")
         with open_store(ns="schema", settings=settings) as memory:
             memory.apply_schema()
@@ -127,9 +129,9 @@ def _prepare_once(settings: Settings) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The run that started the tests' server stops it (its controller, after every worker)."""
-    owner = _owner_file()
     if _is_worker(session.config) or os.environ.get("MEMOREPAIR_KEEP_SERVER"):
         return
+    owner = _owner_file()
     if owner.is_file() and owner.read_text(encoding="utf-8") == os.environ[RUN_ENV]:
         LocalServer(load_settings()).stop()
         owner.unlink()
