@@ -314,7 +314,7 @@ def _relink_rows(plan: Plan, ns: str) -> list[dict[str, Any]]:
 
 def _withdrew(memory: MemoryStore, plan: Plan, event_key: str, floor: bool) -> None:
     memory.store.write(FLOOR_EVENT, key=event_key, ns=memory.ns, id=event_key.split("/", 1)[1])
-    for batch in _chunks(plan.order, memory.settings.batch_size):
+    for batch in _chunks(plan.order, memory.settings.repair_batch):
         vids = [plan.rows[k]["vid"] for k in batch]
         if floor:
             memory.store.write(FLOOR_WITHDREW, key=event_key, vids=vids)
@@ -359,7 +359,7 @@ def republish(
         _replay_reads(memory, plan)
     seconds["order"] = time.perf_counter() - start
     event_key = f"{memory.ns}/{event_id}"
-    size = memory.settings.batch_size
+    size = memory.settings.repair_batch
     batches = _chunks(plan.order, size)
 
     def withdraw() -> None:
@@ -399,7 +399,7 @@ def _write_successors(
 def _write_rows(
     memory: MemoryStore, query: Query, rows: list[dict[str, Any]], **fixed: Any
 ) -> None:
-    for batch in _chunks(rows, memory.settings.batch_size):
+    for batch in _chunks(rows, memory.settings.repair_batch):
         memory.store.write(query, rows=batch, **fixed)
 
 
@@ -427,7 +427,7 @@ def _write_edge_reads(memory: MemoryStore, plan: Plan) -> None:
 
 def _close(memory: MemoryStore, plan: Plan, event_key: str) -> None:
     published = [f"{k}@{plan.heads[k]}" for k in plan.order if plan.republished(k)]
-    for batch in _chunks(published, memory.settings.batch_size):
+    for batch in _chunks(published, memory.settings.repair_batch):
         memory.store.write(MODEL_PUBLISHED, key=event_key, vids=batch)
     staged = [
         {"vid": plan.rows[k]["vid"], "version": plan.versions[k]}

@@ -307,12 +307,12 @@ def write_floor(
 
     One plain read of the cascade (nodes, inputs, out-edges); withdraw it by vid; one
     WITHDREW edge per version from an event node; then, in topological batches of the
-    engine's batch size, a new current version per artifact with its SUPERSEDES edge and
-    its influence edges. Nothing else: no pruned reach, no candidates, selection,
-    operators, staging, validation, outcomes or crash safety. It is the yardstick the
-    100k-descendant target is read against: if these writes alone exceed the target on
-    this machine, no implementation of the versioned model can meet it here. ``pace``
-    rests after each batch as a paced repair does (``store.rest``).
+    repair's batch size (MEMOREPAIR_REPAIR_BATCH), a new current version per artifact with
+    its SUPERSEDES edge and its influence edges. Nothing else: no pruned reach, no
+    candidates, selection, operators, staging, validation, outcomes or crash safety. It is
+    the yardstick the 100k-descendant target is read against: if these writes alone exceed
+    the target on this machine, no implementation of the versioned model can meet it here.
+    ``pace`` rests after each batch as a paced repair does (``store.rest``).
     """
     seconds: dict[str, float] = {}
     seconds["read"], cascade = _timed(partial(memory.store.read, RAW_CASCADE, keys=keys))
@@ -324,7 +324,7 @@ def write_floor(
     if cyclic:
         raise RuntimeError(f"write floor: {len(cyclic)} cascade versions lie on a cycle")
     seconds["order"] = time.perf_counter() - start
-    size = memory.settings.batch_size
+    size = memory.settings.repair_batch
     batches = [order[i : i + size] for i in range(0, len(order), size)]
     key = f"{memory.ns}/bench-floor-{run}"
 
@@ -368,6 +368,7 @@ def bench_phases(
     base: MemoryStore, sizes: Sequence[int], repeats: int, paces: Sequence[float] = ()
 ) -> None:
     print("\n== phases: layered memory, one `correct` event on the hub, no-op operators ==")
+    print(f"transactions of {base.settings.repair_batch} rows (MEMOREPAIR_REPAIR_BATCH)")
     print("seconds; reach = plan_cascade query alone; plan = memory.plan (reach, candidates,")
     print("selection; read-only); raw = one query returning the cascade's nodes and edges;")
     print("e2e = memory.repair wall clock; e2e/raw = engine total over the raw read")
@@ -475,6 +476,7 @@ def bench_floor_reads(base: MemoryStore, n: int, repeats: int, paces: Sequence[f
     machine. The engine's repair at pace 1 runs in the same repeat, for the ratio.
     """
     print(f"\n== floorreads: uid reads during the write floor, {n} artifacts ==")
+    print(f"transactions of {base.settings.repair_batch} rows (MEMOREPAIR_REPAIR_BATCH)")
     memory = _fresh(f"perf-floorreads-{n}", base)
     register_noops(base)
     items = layered_memory(n)

@@ -41,7 +41,7 @@ from memorepair.model import (
     event_key,
     publish_lock_keys,
 )
-from memorepair.store import Row, Store, Tx, rest
+from memorepair.store import TX_BYTES, Row, Store, Tx, rest
 from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
@@ -182,6 +182,7 @@ class Publisher:
         self._ok: dict[str, bool] = {}
         self._dropped: set[str] = set()
         self._batch: list[Attempt] = []
+        self._bytes = 0  # the batch's successors' content
         self._writers = writers if pace >= 1.0 else 1  # a paced repair writes one at a time
         self._guard = threading.Lock()  # what the writers learn: _ok, _dropped, outcomes
         self._pool = ThreadPoolExecutor(
@@ -191,15 +192,18 @@ class Publisher:
         self._handed = 0
 
     def add(self, attempt: Attempt) -> Attempt:
-        """Queue one attempt (in topological order); a full batch goes to the writer."""
+        """Queue one attempt (in topological order); a full batch (the store's batch size,
+        or `TX_BYTES` of successors' content) goes to the writer."""
         self._batch.append(attempt)
-        if len(self._batch) >= self._store.batch_size:
+        if attempt.successor is not None:
+            self._bytes += len(attempt.successor.content.encode())
+        if len(self._batch) >= self._store.batch_size or self._bytes >= TX_BYTES:
             self._hand_over()
             self._checkpoint("staging")
         return attempt
 
     def _hand_over(self) -> None:
-        batch, self._batch = self._batch, []
+        batch, self._batch, self._bytes = self._batch, [], 0
         prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while others are written
         self._make_room(_needs(batch))
         stripe, self._handed = self._handed % self._writers, self._handed + 1

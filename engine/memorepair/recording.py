@@ -35,7 +35,7 @@ from memorepair.errors import InputError, MemoRepairError, UnknownArtifactError,
 from memorepair.graphs import collector_paused
 from memorepair.interchange import Memory, Skeleton, index_memory, order_skeleton, with_inputs
 from memorepair.model import ArtifactIn, artifact_key, version_id
-from memorepair.store import HEADS, LOCK_HEADS, Store, Tx
+from memorepair.store import HEADS, LOCK_HEADS, TX_BYTES, Store, Tx
 
 T = TypeVar("T")
 
@@ -43,9 +43,6 @@ T = TypeVar("T")
 OnStale = Literal["withdraw", "refuse"]
 #: Content bytes one import batch reads and sends at most (besides MEMOREPAIR_BATCH_SIZE).
 IMPORT_BATCH_BYTES = 16 << 20
-#: Content bytes a batch written in one transaction holds at most (besides
-#: MEMOREPAIR_IMPORT_TX_ITEMS): the server keeps a transaction's changes on its heap.
-IMPORT_TX_BYTES = 4 * IMPORT_BATCH_BYTES
 
 CREATE_ARTIFACTS = queries.named("recording/create_artifacts")
 CREATE_LIVE_ARTIFACTS = queries.named("recording/create_live_artifacts")
@@ -198,7 +195,7 @@ def _import(
 ) -> ImportReport:
     """Skip the items stored already (identical; a different one is refused), then write
     the rest input-first, all or none across crashes: in one transaction when they fit
-    one (`writes.tx_items` items, IMPORT_TX_BYTES of content), in statements of a batch
+    one (`writes.tx_items` items, `TX_BYTES` of content), in statements of a batch
     each, else staged under an import record and published in one transaction.
 
     With a `backlog`, versions commit without embeddings, which the backlog writes after
@@ -213,7 +210,7 @@ def _import(
     backlog = writes.backlog
     hold: AbstractContextManager[None] = backlog.held() if backlog else nullcontext()
     with hold:
-        if len(order) <= writes.tx_items and sum(sizes.get(u, 0) for u in order) <= IMPORT_TX_BYTES:
+        if len(order) <= writes.tx_items and sum(sizes.get(u, 0) for u in order) <= TX_BYTES:
             items = [with_inputs(a, inputs[a.uid]) for a in batch.load(order)]
             write = _batch_writer(store, ns, on_stale, writes, related=related)
             report.add(write(items))

@@ -252,15 +252,17 @@ def run(
     `backlog` (deferred embeddings) the successors' vectors are written by it just after
     their publication instead of as they are staged.
     `by`: the principal asking (recorded on the event when this run creates it).
+    Its writes go in batches of `config.batch` rows (MEMOREPAIR_REPAIR_BATCH).
     """
     store.require_schema()
     lam_, selector_ = resolve(spec, lam, selector, config)
     _check_replacements(spec, config.max_content_bytes)
     writers = _Writers(indexing, backlog)
     retried = store.retried_transactions
+    batched = store.resized(config.batch)
     with collector_paused():
         report = _run(
-            store, registry, config, writers, spec, lam_, selector_, progress, recorded, by
+            batched, registry, config, writers, spec, lam_, selector_, progress, recorded, by
         )
     return replace(report, retried=store.retried_transactions - retried)
 

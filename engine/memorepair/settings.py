@@ -186,6 +186,11 @@ class Settings(BaseSettings):
     #: rests for what the batch took times (1 - pace) / pace, so that serving reads keep
     #: a core (1: no rest, the fastest repair; 0.5: rests as long as it wrote).
     repair_pace: float = Field(default=1.0, gt=0, le=1)
+    #: Rows per statement and transaction of a repair's writes (candidate facts, staged
+    #: and published successors, verdicts), apart from MEMOREPAIR_BATCH_SIZE: a serving
+    #: read waits behind each commit, so fewer, larger ones delay reads less (measured in
+    #: docs/scaling.md). A batch of successors also closes at 64 MiB of content.
+    repair_batch: int = Field(default=20_000, gt=0, le=100_000)
     #: How many of a repair's batches may be written at once (one per stripe of the
     #: namespace's publication lock): 2 lets the server write one batch while it commits
     #: the other; 1 writes them one after the other. A paced repair writes one at a time.
@@ -387,6 +392,8 @@ class RepairConfig:
     pace: float = Settings.model_fields["repair_pace"].default
     #: Batches written at once (MEMOREPAIR_REPAIR_WRITERS).
     writers: int = Settings.model_fields["repair_writers"].default
+    #: Rows per statement and transaction of a repair's writes (MEMOREPAIR_REPAIR_BATCH).
+    batch: int = Settings.model_fields["repair_batch"].default
     #: A correction's replacement passes the cap a recorded artifact does.
     max_content_bytes: int = Settings.model_fields["max_content_bytes"].default
     values: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_VALUES))
@@ -407,6 +414,7 @@ class RepairConfig:
             busy_wait_s=settings.busy_wait_s,
             pace=settings.repair_pace,
             writers=settings.repair_writers,
+            batch=settings.repair_batch,
             max_content_bytes=settings.max_content_bytes,
             values=dict(settings.values),
             costs=dict(settings.costs),

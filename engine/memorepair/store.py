@@ -15,6 +15,7 @@ docs/scaling.md); other processes chain themselves to a commit with `bookmarks()
 
 from __future__ import annotations
 
+import copy
 import logging
 import threading
 import time
@@ -22,7 +23,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Literal, TypeVar
 
@@ -57,6 +58,9 @@ SHOW_VECTOR_INDEX = queries.named("store/show_vector_index")
 #: have two current versions, and without them every lookup by vid or key scans a label;
 #: without `publish_lock_key` a barrier and a repair's batch writer creating a namespace's
 #: publication lock at once could each create, and lock, a node of their own.
+#: Content bytes one write transaction holds at most (besides its rows): the server keeps
+#: a transaction's changes on its heap. Imports and a repair's batches close at it.
+TX_BYTES = 64 << 20
 REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key", "publish_lock_key")
 
 
@@ -156,6 +160,15 @@ class VectorShape:
         return f"m {self.m}, ef_construction {self.ef_construction}"
 
 
+@dataclass
+class _Tally:
+    """What a Store and its resized views count together."""
+
+    writes: int = 0
+    retried: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 class Store:
     """One Neo4j database through one driver, handed in with the few knobs it runs by."""
 
@@ -183,11 +196,7 @@ class Store:
         self._serving_route = (
             RoutingControl.WRITE if serving_reads == "writer" else RoutingControl.READ
         )
-        self._retried = 0
-        self._retried_lock = threading.Lock()
-        #: Write statements and transactions this Store has run: search awaits the
-        #: eventually consistent full-text index only when this changed since it last did.
-        self.writes = 0
+        self._tally = _Tally()  # shared with every `resized` view of this Store
 
     @classmethod
     def open(
@@ -227,15 +236,37 @@ class Store:
     def close(self) -> None:
         self.driver.close()
 
+    def resized(self, batch_size: int) -> Store:
+        """This Store with batches of `batch_size` rows: the same driver, bookmarks and
+        tallies, so what either writes the other reads and counts. A repair writes its
+        batches through one (MEMOREPAIR_REPAIR_BATCH): fewer, larger commits delay serving
+        reads less than many small ones. Closing the original closes both."""
+        if batch_size <= 0:
+            raise InputError(f"a batch holds at least one row, not {batch_size}")
+        view = copy.copy(self)
+        view.batch_size = batch_size
+        return view
+
+    @property
+    def writes(self) -> int:
+        """Write statements and transactions this Store (or a resized view) has run:
+        search awaits the eventually consistent full-text index only when this changed
+        since it last did."""
+        return self._tally.writes
+
+    @writes.setter
+    def writes(self, value: int) -> None:
+        self._tally.writes = value
+
     @property
     def retried_transactions(self) -> int:
         """Transactions the driver ran again after a transient error (a deadlock, a leader
         switch) on this Store so far; each one succeeded or its error was raised."""
-        return self._retried
+        return self._tally.retried
 
     def _count_retry(self) -> None:
-        with self._retried_lock:
-            self._retried += 1
+        with self._tally.lock:
+            self._tally.retried += 1
 
     def __enter__(self) -> Store:
         return self

@@ -333,7 +333,7 @@ def test_an_event_on_a_republished_input_drops_what_was_built_from_it(
     version of c-0 is not published (`input_withdrawn`: its input was withdrawn or
     replaced since), every other successor is, and nothing stale is served."""
     memory.import_items(_two_layers())
-    settings = neo4j_settings.model_copy(update={"batch_size": 4, "repair_writers": 2})
+    settings = neo4j_settings.model_copy(update={"repair_batch": 4, "repair_writers": 2})
     repairing = open_store(ns=memory.ns, settings=settings)
     second = {
         "delete": {"id": "ev-2", "type": "delete", "roots": ["c-0"]},

@@ -186,7 +186,7 @@ def _kill_mid_batches(
     memory.import_file(SAMPLE / "memory.jsonl")
     memory.flush_embeddings()
     event = sample_event(name, event_id, tmp_path)
-    env = {"MEMOREPAIR_BATCH_SIZE": "2"}
+    env = {"MEMOREPAIR_REPAIR_BATCH": "2"}
     start_paused(neo4j_settings, memory.ns, event, event_id, point, env=env).kill()
 
 
@@ -195,7 +195,7 @@ def _resume_ends_like_reference(
 ) -> dict[str, list[str]]:
     """`memorepair resume` (batches of 2) ends the event as an uninterrupted run did: the
     same served memory, outcomes and version histories. Returns the outcomes."""
-    done = run_cli(memory.ns, "resume", MEMOREPAIR_BATCH_SIZE="2")
+    done = run_cli(memory.ns, "resume", MEMOREPAIR_REPAIR_BATCH="2")
     assert done.returncode == 0, done.stderr
     assert f"resumed from {resumed_from}" in done.stdout
     check_invariants(memory, ref.cascade, allowed=_allowed(ref, name, "published"))

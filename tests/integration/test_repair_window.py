@@ -84,7 +84,7 @@ def test_the_pace_rests_the_repairs_writer_after_each_batch(
     rests: list[tuple[str, float]] = []
     monkeypatch.setattr(publication, "rest", lambda took, pace: rests.append(("publish", pace)))
     monkeypatch.setattr(cascade, "rest", lambda took, pace: rests.append(("record", pace)))
-    paced = memory.settings.model_copy(update={"repair_pace": 0.5, "batch_size": 10})
+    paced = memory.settings.model_copy(update={"repair_pace": 0.5, "repair_batch": 10})
     with open_store(ns=memory.ns, settings=paced) as store:
         report = store.repair(correct_event("e1", "root", "root v2"))
     assert len(report.published) == WIDTH

@@ -9,6 +9,7 @@ import pytest
 
 from memorepair import queries
 from memorepair.api import MemoryStore, open_store
+from memorepair.errors import InputError
 from memorepair.model import ArtifactIn, Kind, artifact_key
 from memorepair.store import Tx
 
@@ -82,3 +83,20 @@ def test_a_repair_report_counts_retried_transactions(memory: MemoryStore) -> Non
     memory.record({"uid": "x", "kind": "record", "content": "x"})
     report = memory.forget("x", event_id="gone")
     assert report.as_dict()["retried_transactions"] == report.retried == 0
+
+
+def test_a_resized_view_shares_the_driver_bookmarks_and_write_tally(memory: MemoryStore) -> None:
+    """A repair writes through `Store.resized`: a search on the original must still know
+    the view wrote (it awaits the full-text index when `writes` moved) and read after it."""
+    store = memory.store
+    view = store.resized(2)
+    assert (view.batch_size, store.batch_size) == (2, memory.settings.batch_size)
+    assert list(view.batched([1, 2, 3])) == [[1, 2], [3]]
+    before = store.writes
+    vid = f"{memory.ns}/v1@1"
+    memory.import_items([ArtifactIn(uid="v1", kind=Kind.RECORD, content="v")])
+    assert view.write(LOCK_ONE, vid=vid) == [{"vid": vid}]  # it reads after the import
+    assert store.writes == view.writes > before + 1
+    assert store.bookmarks() == view.bookmarks()
+    with pytest.raises(InputError, match="at least one row"):
+        store.resized(0)

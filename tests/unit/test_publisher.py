@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from memorepair import publication
 from memorepair.candidates import Candidate
 from memorepair.errors import ConfigError
 from memorepair.execution import Attempt
 from memorepair.model import Mode, RepairEventSpec
+from memorepair.operators.base import Successor
 from memorepair.publication import Publisher
 from memorepair.settings import RepairConfig, load_settings
 
@@ -125,3 +127,37 @@ def test_the_writers_reach_the_repair_config(monkeypatch: pytest.MonkeyPatch) ->
     assert RepairConfig.from_settings(load_settings()).writers == 2
     monkeypatch.setenv("MEMOREPAIR_REPAIR_WRITERS", "1")
     assert RepairConfig.from_settings(load_settings()).writers == 1
+
+
+def _sized(uid: str, size: int) -> Attempt:
+    candidate = Candidate(uid, f"t/{uid}@1", Mode.RECOMPUTE, "op", True, "", 1.0, 1.0, ())
+    successor = Successor(content="é" * (size // 2), inputs=())  # 2 bytes a character
+    return Attempt(candidate, f"t/{uid}@2", successor, None, validated=False, staged=True)
+
+
+def test_a_batch_also_closes_at_its_successors_content_bytes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(publication, "TX_BYTES", 100)
+    store = _Store(wait_s=0.0)
+    store.batch_size = 10  # rows alone would make one batch
+    _run(store, [_sized("a", 60), _sized("b", 60), _sized("c", 10), _sized("d", 10)], writers=1)
+    assert [uid for kind, uid, _ in store.log if kind == "start"] == ["a", "c"]
+
+
+@pytest.mark.parametrize("bad", ["0", "100001", "many"])
+def test_a_repair_batch_outside_1_to_100000_is_refused_naming_the_variable(
+    monkeypatch: pytest.MonkeyPatch, bad: str
+) -> None:
+    monkeypatch.setenv("MEMOREPAIR_REPAIR_BATCH", bad)
+    with pytest.raises(ConfigError, match="MEMOREPAIR_REPAIR_BATCH"):
+        load_settings()
+
+
+def test_the_repair_batch_reaches_the_repair_config_apart_from_the_batch_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MEMOREPAIR_BATCH_SIZE", "300")
+    assert RepairConfig.from_settings(load_settings()).batch == 20_000
+    monkeypatch.setenv("MEMOREPAIR_REPAIR_BATCH", "7")
+    assert RepairConfig.from_settings(load_settings()).batch == 7
