@@ -210,7 +210,8 @@ def _build_all(
 
 
 class _SupportReader:
-    """The candidates in topological chunks of the store's batch size, each yielded once
+    """The candidates in topological chunks growing to the store's batch size (a short
+    first read, then fewer, larger ones: `Store.ramped`), each yielded once
     its support is read into `support`, with the next chunk's read already running on a
     thread of its own (the server answers it while it writes the previous batch)."""
 
@@ -223,7 +224,7 @@ class _SupportReader:
         support: _Support,
     ) -> None:
         self._read = partial(_read_support, store, spec, family)
-        self._chunks = list(store.batched(candidates))
+        self._chunks = list(store.ramped(candidates))  # the first builds start soon
         self._support = support
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memorepair-support")
 

@@ -41,7 +41,7 @@ from memorepair.model import (
     event_key,
     publish_lock_keys,
 )
-from memorepair.store import TX_BYTES, Row, Store, Tx, rest
+from memorepair.store import RAMP_FIRST, TX_BYTES, Row, Store, Tx, rest
 from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
@@ -183,6 +183,7 @@ class Publisher:
         self._dropped: set[str] = set()
         self._batch: list[Attempt] = []
         self._bytes = 0  # the batch's successors' content
+        self._target = min(RAMP_FIRST, store.batch_size)  # doubles up to the batch size
         self._writers = writers if pace >= 1.0 else 1  # a paced repair writes one at a time
         self._guard = threading.Lock()  # what the writers learn: _ok, _dropped, outcomes
         self._pool = ThreadPoolExecutor(
@@ -192,18 +193,21 @@ class Publisher:
         self._handed = 0
 
     def add(self, attempt: Attempt) -> Attempt:
-        """Queue one attempt (in topological order); a full batch (the store's batch size,
-        or `TX_BYTES` of successors' content) goes to the writer."""
+        """Queue one attempt (in topological order); a full batch goes to the writer. The
+        first holds `RAMP_FIRST` attempts, each next one twice as many up to the store's
+        batch size (the writer starts soon, later commits are few); any closes at
+        `TX_BYTES` of successors' content."""
         self._batch.append(attempt)
         if attempt.successor is not None:
             self._bytes += len(attempt.successor.content.encode())
-        if len(self._batch) >= self._store.batch_size or self._bytes >= TX_BYTES:
+        if len(self._batch) >= self._target or self._bytes >= TX_BYTES:
             self._hand_over()
             self._checkpoint("staging")
         return attempt
 
     def _hand_over(self) -> None:
         batch, self._batch, self._bytes = self._batch, [], 0
+        self._target = min(self._target * 2, self._store.batch_size)
         prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while others are written
         self._make_room(_needs(batch))
         stripe, self._handed = self._handed % self._writers, self._handed + 1

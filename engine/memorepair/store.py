@@ -138,6 +138,20 @@ def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
         yield list(values[start : start + size])
 
 
+#: A repair's first batch, in rows: its batches double from here up to the batch size, so
+#: its writer starts after a short build and later batches commit seldom (`ramped`).
+RAMP_FIRST = 2_500
+
+
+def ramped(values: Sequence[T], size: int, first: int = RAMP_FIRST) -> Iterator[list[T]]:
+    """`values` in consecutive lists of `first` items, then twice as many, and so on up to
+    `size` each (the last may be shorter)."""
+    start, step = 0, min(first, size)
+    while start < len(values):
+        yield list(values[start : start + step])
+        start, step = start + step, min(step * 2, size)
+
+
 #: Where serving reads go on a cluster: the writer, or any member (MEMOREPAIR_SERVING_READS).
 ServingReads = Literal["writer", "any"]
 
@@ -352,6 +366,10 @@ class Store:
     def batched(self, values: Sequence[T]) -> Iterator[list[T]]:
         """`values` in batches of the store's batch size."""
         return batched(values, self.batch_size)
+
+    def ramped(self, values: Sequence[T]) -> Iterator[list[T]]:
+        """`values` in batches growing from `RAMP_FIRST` up to the store's batch size."""
+        return ramped(values, self.batch_size)
 
     def read_batches(
         self, query: Query, param: str, values: Sequence[Any], **fixed: Any

@@ -20,6 +20,7 @@ from memorepair.model import Mode, RepairEventSpec
 from memorepair.operators.base import Successor
 from memorepair.publication import Publisher
 from memorepair.settings import RepairConfig, load_settings
+from memorepair.store import ramped
 
 #: How long a transaction waits for the other batch to start before ending without it: a
 #: bound on a wait, never a measured figure.
@@ -161,3 +162,21 @@ def test_the_repair_batch_reaches_the_repair_config_apart_from_the_batch_size(
     assert RepairConfig.from_settings(load_settings()).batch == 20_000
     monkeypatch.setenv("MEMOREPAIR_REPAIR_BATCH", "7")
     assert RepairConfig.from_settings(load_settings()).batch == 7
+
+
+def test_batches_double_from_the_first_up_to_the_batch_size(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(publication, "RAMP_FIRST", 1)
+    store = _Store(wait_s=0.0)
+    store.batch_size = 4
+    _run(store, [_attempt(f"u{i:02d}") for i in range(15)], writers=1)
+    starts = [uid for kind, uid, _ in store.log if kind == "start"]
+    assert starts == ["u00", "u01", "u03", "u07", "u11"]  # 1, 2, 4, 4, then the last 4
+
+
+def test_ramped_chunks_grow_to_the_size_and_keep_every_value_once() -> None:
+    chunks = list(ramped(list(range(20)), 5, first=2))
+    assert [len(c) for c in chunks] == [2, 4, 5, 5, 4]
+    assert [v for c in chunks for v in c] == list(range(20))
+    assert [len(c) for c in ramped(list(range(3)), 2, first=8)] == [2, 1]
