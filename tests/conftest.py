@@ -28,12 +28,12 @@ from __future__ import annotations
 
 import fcntl
 import os
-import socket
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.servers import free_port
 
 from memorepair.api import MemoryStore, open_store
 from memorepair.local.server import LocalServer, conf_port
@@ -52,12 +52,6 @@ RUN_ENV = "MEMOREPAIR_TEST_RUN"
 os.environ.setdefault("MEMOREPAIR_SAMPLE_TOOLS", "true")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def _use_test_server() -> None:
     """Point this process and its children at the tests' own local server."""
     if os.environ.get("NEO4J_URI"):
@@ -70,7 +64,7 @@ def _use_test_server() -> None:
         if not chosen and running:
             found = conf_port(home, connector)
             chosen = str(found) if found else None
-        chosen = chosen or str(_free_port())
+        chosen = chosen or str(free_port())
         os.environ[f"MEMOREPAIR_{variable}"] = chosen
         # xdist workers start after this and import it again: they take the same ports
         os.environ[f"MEMOREPAIR_TEST_{variable}"] = chosen

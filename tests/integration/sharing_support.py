@@ -40,12 +40,6 @@ def command() -> str:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def _die_with_parent() -> None:
     """In the child: SIGTERM when the test process dies, however it dies (a killed or
     timed-out pytest never reaches its `finally`), so no server outlives its tests."""

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sharing_support import Server, census, free_port, running, settled, text_of
+from sharing_support import Server, census, running, settled, text_of
+from tests.servers import free_port
 from tests.unit.jwt_issuer import Issuer
 
 from memorepair.access import ROLES

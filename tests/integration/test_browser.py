@@ -8,26 +8,20 @@ runs `cypher/audit/event_sets.cypher` as an auditor pastes it.
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import chromium
 import pytest
+from tests.servers import free_port, private_settings
 
 from memorepair import queries, sample
 from memorepair.api import open_store
 from memorepair.errors import ServerError
 from memorepair.local.server import LocalServer
-from memorepair.settings import Settings, load_settings
+from memorepair.settings import Settings
 
 EVENT = "sample-correct-budget"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
@@ -35,18 +29,8 @@ def browser_server(neo4j_settings: Settings, tmp_path: Path) -> Iterator[LocalSe
     if not neo4j_settings.uses_local_server:
         pytest.skip("NEO4J_URI names another server; the Browser is the local server's")
     chromium.executable()
-    shared = LocalServer(neo4j_settings).ensure_jars()
-    state = tmp_path / "state"
-    (state / "neo4j" / neo4j_settings.neo4j_version).mkdir(parents=True)
-    (state / "neo4j" / neo4j_settings.neo4j_version / "lib").symlink_to(shared)
-    settings = load_settings(
-        state_dir=state,
-        bolt_port=_free_port(),
-        http_port=_free_port(),
-        heap="512m",
-        pagecache="64m",
-        neo4j_password=None,
-    )
+    LocalServer(neo4j_settings).ensure_jars()  # the private server links them
+    settings = private_settings(tmp_path, neo4j_settings, http_port=free_port())
     server = LocalServer(settings)
     status = server.start(browser=True)
     try:

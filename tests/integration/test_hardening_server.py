@@ -16,26 +16,11 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 from reliability_support import MEMORYREPAIR_BIN
+from tests.servers import free_port, private_state
 
 from memorepair.api import connect
 from memorepair.local.server import LocalServer
 from memorepair.settings import Settings, load_settings
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def private_state(tmp_path: Path, session: Settings) -> Path:
-    """A fresh state folder that reuses the session's jars (no second Maven fetch)."""
-    jars = session.state_dir.resolve() / "neo4j" / session.neo4j_version / "lib"
-    version_dir = tmp_path / "state" / "neo4j" / session.neo4j_version
-    version_dir.mkdir(parents=True)
-    if jars.is_dir():
-        (version_dir / "lib").symlink_to(jars)
-    return tmp_path / "state"
 
 
 @pytest.fixture

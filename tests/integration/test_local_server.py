@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -12,35 +11,17 @@ from pathlib import Path
 
 import pytest
 from pydantic import SecretStr
+from tests.servers import private_settings
 
 from memorepair.api import connect
 from memorepair.errors import ConfigError, ServerError
 from memorepair.local.server import LocalServer
-from memorepair.settings import Settings, default_state_dir, load_settings
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from memorepair.settings import Settings, default_state_dir
 
 
 @pytest.fixture
 def private(tmp_path: Path, neo4j_settings: Settings) -> Settings:
-    # Reuse the jars the session's server already fetched instead of downloading again.
-    jars = neo4j_settings.state_dir.resolve() / "neo4j" / neo4j_settings.neo4j_version / "lib"
-    root = tmp_path / "state" / "neo4j" / neo4j_settings.neo4j_version
-    root.mkdir(parents=True)
-    if jars.is_dir():
-        (root / "lib").symlink_to(jars)
-    return load_settings(
-        state_dir=tmp_path / "state",
-        bolt_port=free_port(),
-        heap="512m",
-        pagecache="64m",
-        neo4j_uri=None,
-        neo4j_password=None,
-    )
+    return private_settings(tmp_path, neo4j_settings)
 
 
 def test_start_query_stop_leaves_nothing_behind(private: Settings) -> None:

@@ -8,15 +8,15 @@ the bit-packed form Neo4j stores it in (inside a property record, not as UTF-8).
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.servers import private_settings
 
 from memorepair.api import MemoryStore, open_store, purge_local_server
 from memorepair.local.server import LocalServer
-from memorepair.settings import Settings, load_settings
+from memorepair.settings import Settings
 
 PASSPORT = "Quote passport QX77812 when booking flights."
 #: Short enough (18 characters) for Neo4j to pack it into its property record.
@@ -30,27 +30,9 @@ KEPT = "Ana prefers aisle seats."
 ERASED_BYTES = [b"QX77812", b"Quote passport", b"when booking flights", b"Visa QX"]
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def private(tmp_path: Path, neo4j_settings: Settings) -> Iterator[tuple[Settings, LocalServer]]:
-    jars = neo4j_settings.state_dir.resolve() / "neo4j" / neo4j_settings.neo4j_version / "lib"
-    root = tmp_path / "state" / "neo4j" / neo4j_settings.neo4j_version
-    root.mkdir(parents=True)
-    if jars.is_dir():
-        (root / "lib").symlink_to(jars)
-    settings = load_settings(
-        state_dir=tmp_path / "state",
-        bolt_port=free_port(),
-        heap="512m",
-        pagecache="64m",
-        neo4j_uri=None,
-        neo4j_password=None,
-    )
+    settings = private_settings(tmp_path, neo4j_settings)
     server = LocalServer(settings)
     server.start()
     try:

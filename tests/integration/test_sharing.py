@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sharing_support import INITIALIZE, Server, census, free_port, ok, running, settled, text_of
+from sharing_support import INITIALIZE, Server, census, ok, running, settled, text_of
+from tests.servers import free_port
 from tests.unit.jwt_issuer import Issuer
 
 from memorepair import queries

@@ -6,22 +6,16 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from tests.servers import free_port
 
 from memorepair.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCK = re.compile(r"```json\n(.*?)```", re.S)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _entries(page: Path) -> list[dict[str, object]]:
@@ -43,7 +37,7 @@ def test_the_docs_host_entry_has_the_printed_shape(
     for name in [n for n in os.environ if n.startswith(("MEMOREPAIR_", "NEO4J_"))]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("MEMOREPAIR_BOLT_PORT", str(_free_port()))  # no server answers there
+    monkeypatch.setenv("MEMOREPAIR_BOLT_PORT", str(free_port()))  # no server answers there
     monkeypatch.chdir(tmp_path)
     printed = CliRunner().invoke(cli, ["--ns", "team-a", "mcp", "--print-config"])
     assert printed.exit_code == 0, printed.output
