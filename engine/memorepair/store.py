@@ -54,13 +54,14 @@ DROP_SEARCH_INDEX = queries.named("store/drop_search_index")
 VECTOR_INDEX = next(q for q in SCHEMA if q.name == "schema/index_artifact_embedding")
 SHOW_VECTOR_INDEX = queries.named("store/show_vector_index")
 
+#: Content bytes one write transaction holds at most (besides its rows): the server keeps
+#: a transaction's changes on its heap. Imports and a repair's batches close at it.
+TX_BYTES = 64 << 20
+
 #: Constraints from `cypher/schema/` that writes rely on: without `head_key` a uid could
 #: have two current versions, and without them every lookup by vid or key scans a label;
 #: without `publish_lock_key` a barrier and a repair's batch writer creating a namespace's
 #: publication lock at once could each create, and lock, a node of their own.
-#: Content bytes one write transaction holds at most (besides its rows): the server keeps
-#: a transaction's changes on its heap. Imports and a repair's batches close at it.
-TX_BYTES = 64 << 20
 REQUIRED_CONSTRAINTS = ("artifact_vid", "event_key", "head_key", "publish_lock_key")
 
 
