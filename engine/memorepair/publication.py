@@ -41,7 +41,7 @@ from memorepair.model import (
     event_key,
     publish_lock_keys,
 )
-from memorepair.store import RAMP_FIRST, TX_BYTES, Row, Store, Tx, rest
+from memorepair.store import RAMP_FIRST, TX_BYTES, Row, Store, Tx, ramp, rest
 from memorepair.validation import RECORD_VALIDATION
 
 CLOSE_WITHDRAWN = queries.named("publication/close_withdrawn")
@@ -183,7 +183,8 @@ class Publisher:
         self._dropped: set[str] = set()
         self._batch: list[Attempt] = []
         self._bytes = 0  # the batch's successors' content
-        self._target = min(RAMP_FIRST, store.batch_size)  # doubles up to the batch size
+        self._sizes = ramp(store.batch_size, RAMP_FIRST)
+        self._target = next(self._sizes)
         self._writers = writers if pace >= 1.0 else 1  # a paced repair writes one at a time
         self._guard = threading.Lock()  # what the writers learn: _ok, _dropped, outcomes
         self._pool = ThreadPoolExecutor(
@@ -207,7 +208,7 @@ class Publisher:
 
     def _hand_over(self) -> None:
         batch, self._batch, self._bytes = self._batch, [], 0
-        self._target = min(self._target * 2, self._store.batch_size)
+        self._target = next(self._sizes)
         prepared = _Prepared.of(self._spec.ns, batch, self._prepare)  # while others are written
         self._make_room(_needs(batch))
         stripe, self._handed = self._handed % self._writers, self._handed + 1

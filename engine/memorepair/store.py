@@ -144,13 +144,22 @@ def batched(values: Sequence[T], size: int) -> Iterator[list[T]]:
 RAMP_FIRST = 2_500
 
 
+def ramp(size: int, first: int = RAMP_FIRST) -> Iterator[int]:
+    """Batch sizes: `first`, then twice as many, and so on up to `size`, then `size` on."""
+    step = min(first, size)
+    while True:
+        yield step
+        step = min(step * 2, size)
+
+
 def ramped(values: Sequence[T], size: int, first: int = RAMP_FIRST) -> Iterator[list[T]]:
-    """`values` in consecutive lists of `first` items, then twice as many, and so on up to
-    `size` each (the last may be shorter)."""
-    start, step = 0, min(first, size)
-    while start < len(values):
+    """`values` in consecutive lists of the `ramp`'s sizes (the last may be shorter)."""
+    start = 0
+    for step in ramp(size, first):
+        if start >= len(values):
+            return
         yield list(values[start : start + step])
-        start, step = start + step, min(step * 2, size)
+        start += step
 
 
 #: Where serving reads go on a cluster: the writer, or any member (MEMOREPAIR_SERVING_READS).
