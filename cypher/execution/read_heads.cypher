@@ -5,7 +5,8 @@
 UNWIND $keys AS k
 MATCH (a:Head {key: k})
 RETURN collect({
-         artifact: a {.*, created_at: null, embedding: null},
+         artifact: a {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+                      .recipe, .meta, .inputs},
          visibility: coalesce([l IN labels(a)
                                WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
                                            'Removed']][0], 'Withdrawn')

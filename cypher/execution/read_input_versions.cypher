@@ -6,7 +6,8 @@
 UNWIND $vids AS v
 MATCH (a:Artifact {vid: v})
 RETURN collect({
-         artifact: a {.*, created_at: null, published_at: null, embedding: null},
+         artifact: a {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+                      .recipe, .meta, .inputs},
          visibility: coalesce([l IN labels(a)
                                WHERE l IN ['Live', 'Withdrawn', 'Staged', 'Superseded',
                                            'Removed']][0], 'Withdrawn')

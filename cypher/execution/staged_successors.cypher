@@ -4,5 +4,6 @@
 // params: $event_key
 MATCH (e:RepairEvent {key: $event_key})-[:STAGED|PUBLISHED]->(new:Artifact)-[:SUPERSEDES]->(old)
 RETURN DISTINCT old.vid AS old_vid,
-       new {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+       new {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+            .recipe, .meta, .inputs, .validated, .validation} AS artifact,
        new:Live AS published

@@ -33,6 +33,17 @@ def test_queries_use_only_allow_listed_labels_and_types() -> None:
         assert labels <= LABELS, (name, labels - LABELS)
 
 
+def test_no_query_projects_every_property_of_an_artifact() -> None:
+    """`a {.*}` reads every property, a version's embedding (hundreds of floats) included,
+    even when the projection then sets `embedding: null`: reads of artifacts name the
+    properties they return. Events and imports (no embedding) may use `.*`."""
+    for name in queries.all_names():
+        text = queries.load(name).text
+        for var in re.findall(r"(\w+)\s*\{\s*\.\*", text):
+            bound = set(re.findall(rf"\({var}:(\w+)", text))
+            assert bound and bound <= {"RepairEvent", "Import"}, (name, var, bound)
+
+
 def test_loader_refuses_undeclared_or_unused_parameters() -> None:
     with pytest.raises(MemoRepairError, match="declares"):
         queries.parse("x", "// mode: read\n// params: $a\nRETURN $b", "cypher/x.cypher")

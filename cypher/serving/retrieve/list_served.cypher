@@ -10,5 +10,6 @@ ORDER BY updated_at DESC, a.uid
 SKIP $skip
 LIMIT $limit
 OPTIONAL MATCH (first:Artifact {key: a.key, version: 1})
-RETURN a {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+RETURN a {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+          .recipe, .meta, .inputs} AS artifact,
        coalesce(first.created_at, a.created_at) AS created_at, updated_at

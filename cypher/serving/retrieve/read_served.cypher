@@ -7,6 +7,7 @@ UNWIND $keys AS key
 MATCH (a:Head {key: key})
 WHERE a:Live
 OPTIONAL MATCH (first:Artifact {key: key, version: 1})
-RETURN a {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+RETURN a {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+          .recipe, .meta, .inputs} AS artifact,
        coalesce(first.created_at, a.created_at) AS created_at,
        coalesce(a.published_at, a.created_at) AS updated_at

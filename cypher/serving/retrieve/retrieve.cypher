@@ -16,5 +16,6 @@ WITH a
 WHERE a:Live
   AND ($kind IS NULL OR a.kind = $kind)
   AND ($text IS NULL OR toLower(a.content) CONTAINS toLower($text))
-RETURN a {.*, created_at: null, published_at: null, embedding: null} AS artifact, 'Live' AS visibility
+RETURN a {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+          .recipe, .meta, .inputs} AS artifact, 'Live' AS visibility
 LIMIT $limit

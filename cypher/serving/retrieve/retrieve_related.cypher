@@ -3,6 +3,7 @@
 // params: $key, $limit
 MATCH (a:Head {key: $key})-[:RELATED]-(b:Live)
 WHERE a:Live
-RETURN DISTINCT b {.*, created_at: null, published_at: null, embedding: null} AS artifact,
+RETURN DISTINCT b {.uid, .version, .ns, .kind, .arch, .content, .value, .repair_cost,
+                   .recipe, .meta, .inputs} AS artifact,
        'Live' AS visibility
 LIMIT $limit
