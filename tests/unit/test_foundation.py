@@ -11,6 +11,7 @@ from tests.unit.allow_list import LABELS, REL_TYPES
 
 from memorepair import queries, sample
 from memorepair.errors import ConfigError, MemoRepairError
+from memorepair.model import Artifact
 from memorepair.sample.build import build
 from memorepair.settings import load_settings
 
@@ -42,6 +43,22 @@ def test_no_query_projects_every_property_of_an_artifact() -> None:
         for var in re.findall(r"(\w+)\s*\{\s*\.\*", text):
             bound = set(re.findall(rf"\({var}:(\w+)", text))
             assert bound and bound <= {"RepairEvent", "Import"}, (name, var, bound)
+
+
+def test_every_named_projection_of_an_artifact_holds_what_the_model_reads() -> None:
+    """The reads that name an artifact's properties (rather than `.*`) each list them
+    again: every one must hold every field `codec.artifact_from_row` fills."""
+    wanted = set(Artifact.model_fields) - {"visibility"}
+    found = 0
+    for name in queries.all_names():
+        text = queries.load(name).text
+        for fields in re.findall(r"\{(\.uid,[^}]*)\}", text):
+            found += 1
+            named = {f.strip().lstrip(".") for f in fields.split(",")}
+            if name == "serving/retrieve/export_live":  # its caller supplies the namespace
+                named.add("ns")
+            assert wanted <= named, (name, wanted - named)
+    assert found >= 9
 
 
 def test_loader_refuses_undeclared_or_unused_parameters() -> None:

@@ -1,6 +1,7 @@
 // The serving read of one artifact by uid: its live version, or nothing. Its properties
 // are named, never `.*`, which reads every property, the embedding's floats included:
-// a third of a uid read's time on embedded memory (tests/unit/test_foundation.py).
+// a sixth to over a quarter of a uid read's time on embedded memory
+// (tests/unit/test_foundation.py).
 // mode: read
 // params: $key
 MATCH (a:Head {key: $key})
