@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 from reliability_support import MEMORYREPAIR_BIN
-from tests.servers import free_port, private_state
+from tests.servers import free_port, private_settings, private_state
 
 from memorepair.api import connect
 from memorepair.local.server import LocalServer
-from memorepair.settings import Settings, load_settings
+from memorepair.settings import Settings
 
 
 @pytest.fixture
@@ -81,7 +81,9 @@ class CommandLineWatch:
 def test_state_folder_is_private_under_umask_022(
     tmp_path: Path, neo4j_settings: Settings, umask_022: None
 ) -> None:
-    state = private_state(tmp_path, neo4j_settings)
+    password = "-Tricky \"pass\" #word\\ é '1'"
+    settings = private_settings(tmp_path, neo4j_settings, neo4j_password=SecretStr(password))
+    state = settings.state_dir
     state.chmod(0o755)
     (state / "neo4j").chmod(0o755)
     stale = state / "neo4j" / "home" / "logs"
@@ -89,15 +91,6 @@ def test_state_folder_is_private_under_umask_022(
     (stale / "old.log").write_text("from before\n", encoding="utf-8")
     (stale / "old.log").chmod(0o644)
     assert shared_paths(state)
-    password = "-Tricky \"pass\" #word\\ é '1'"
-    settings = load_settings(
-        state_dir=state,
-        bolt_port=free_port(),
-        heap="512m",
-        pagecache="64m",
-        neo4j_uri=None,
-        neo4j_password=SecretStr(password),
-    )
     server = LocalServer(settings)
     messages: list[str] = []
     with CommandLineWatch(password.encode(), b"set-initial-password.args") as watch:

@@ -17,6 +17,7 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
+from tests.servers import free_port
 
 from memorepair.api import MemoryStore
 from memorepair.errors import MemoRepairError
@@ -337,9 +338,7 @@ def test_streamable_http_on_loopback(memory: MemoryStore, tmp_path: Path) -> Non
     assert public.returncode == 1 and "only on loopback" in public.stderr
 
     memory.record({"uid": "fact", "kind": "record", "content": "The museum opens at 9."})
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     proc = subprocess.Popen(
         [_command(), "--ns", memory.ns, "mcp", "--http", "--dev-no-auth", "--port", str(port)],
         cwd=ROOT,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
+from tests.servers import free_port
 
 from memorepair.errors import ConfigError, ServerError
 from memorepair.local import releases
@@ -105,9 +105,7 @@ def test_explicit_sizes_win(tmp_path: Path) -> None:
 
 
 def test_start_refuses_a_store_from_a_newer_neo4j_before_running_anything(tmp_path: Path) -> None:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = int(sock.getsockname()[1])
+    port = free_port()
     server = LocalServer(load_settings(state_dir=tmp_path, bolt_port=port, neo4j_uri=None))
     server.version_file.parent.mkdir(parents=True)
     server.version_file.write_text("2026.08.1\n")
