@@ -40,3 +40,13 @@ def test_bench_erasure_scan_has_help() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "usage: python -m bench.erasure_scan" in result.stdout and "--sizes" in result.stdout
+
+
+def test_bench_audit_share_has_help_that_says_the_lean_engine_is_not_correct() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench.audit_share", "-h"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "usage: python -m bench.audit_share" in result.stdout
+    assert "--sizes" in result.stdout and "--repeats" in result.stdout
+    assert "The lean engine is not a correct one" in result.stdout
