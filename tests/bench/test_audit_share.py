@@ -74,3 +74,12 @@ def test_execution_cpu_counts_only_whole_spans_of_the_step() -> None:
     server, python = cpu.seconds()
     assert math.isnan(server)
     assert python >= 0.0
+
+
+def test_packed_takes_executions_cpu_over_two_cores_in_place_of_its_wall_time() -> None:
+    run = audit_share.Run(
+        "engine", 1, {"execution": 30.0, "record": 5.0}, 44.0, 22.0, exec_cpu=(33.0, 11.0)
+    )
+    assert run.packed == 44.0 - 30.0 + 22.0
+    assert run.packed / run.floor == pytest.approx(36.0 / 22.0)
+    assert run.ratio == 2.0
