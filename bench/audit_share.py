@@ -23,11 +23,11 @@ nothing.
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 from bench import args as bench_args
 from bench import perf
@@ -103,9 +103,8 @@ def repair_once(memory: MemoryStore, engine: str, round_: int, nth: int) -> Run:
     then the floor's writes (numbered `nth` too: each floor run has an event of its own)."""
     cpu = ExecutionCpu(perf.server_pid(memory))
     with lean_statements(engine == "lean"):
-        started = time.perf_counter()
-        report = memory.repair(perf.correct_event(f"share-{nth}-{engine}"), progress=cpu)
-        e2e = time.perf_counter() - started
+        event = perf.correct_event(f"share-{nth}-{engine}")
+        e2e, report = perf._timed(partial(memory.repair, event, progress=cpu))
     memory.flush_embeddings()
     floor = perf.write_floor(memory, [artifact_key(memory.ns, perf.HUB)], nth)
     return Run(engine, round_, dict(report.seconds), e2e, sum(floor.values()), cpu.seconds())
@@ -144,14 +143,14 @@ def print_run(n: int, run: Run, note: str = "") -> None:
 def print_medians(n: int, runs: Sequence[Run]) -> None:
     for engine in ENGINES:
         mine = [r for r in runs if r.engine == engine]
+        median = perf._median  # nan for no runs (--repeats 0)
         cells = " ".join(
-            f"{statistics.median(r.seconds.get(c, float('nan')) for r in mine):>10.2f}"
-            for c in COLUMNS
+            f"{median([r.seconds.get(c, float('nan')) for r in mine]):>10.2f}" for c in COLUMNS
         )
-        e2e = statistics.median(r.e2e for r in mine)
-        floor = statistics.median(r.floor for r in mine)
-        ratio = statistics.median(r.ratio for r in mine)
-        packed = statistics.median(r.packed / r.floor for r in mine)
+        e2e = median([r.e2e for r in mine])
+        floor = median([r.floor for r in mine])
+        ratio = median([r.ratio for r in mine])
+        packed = median([r.packed / r.floor for r in mine])
         print(
             f"{n:>9} {engine:>6} {'med':>5} {cells} {e2e:>7.2f} {floor:>7.2f} {ratio:>8.2f} "
             f"{'':>8} {'':>8} {packed:>8.2f}"
